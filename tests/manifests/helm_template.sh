@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# helm template with one values set, then every rendered object checked offline
+# (check_chart.js: kubernetes-models, netconfs, the DaemonSet's wiring).
+#
+#   helm_template.sh default       the chart's own values
+#   helm_template.sh <mode>        manifests/values/<mode>.yaml (sriov, macvlan, host-device)
+#   helm_template.sh toggles       the optional parts switched: metrics Service + ServiceMonitor,
+#                                  CDI, no CNI install, an existing ServiceAccount, image digest
+source "$(dirname "$0")/lib.sh"
+require_tools
+make_tmp
+what=${1:?usage: helm_template.sh default|toggles|<mode>}
+check=(node "$tests_dir/check_chart.js")
+
+case $what in
+  default)
+    render "$tmp/r.yaml"
+    "${check[@]}" "$tmp/r.yaml"
+    # Optional objects stay off by default.
+    ! grep -qE '^kind: (Service|ServiceMonitor|NetworkAttachmentDefinition)$' "$tmp/r.yaml" ||
+      die "default values render optional objects"
+    ;;
+  toggles)
+    render "$tmp/a.yaml" --set metrics.serviceMonitor.enabled=true --set devicePlugin.cdi.enabled=true
+    "${check[@]}" "$tmp/a.yaml"
+    grep -qx 'kind: ServiceMonitor' "$tmp/a.yaml" || die "serviceMonitor.enabled renders no ServiceMonitor"
+    grep -qx 'kind: Service' "$tmp/a.yaml" || die "a ServiceMonitor needs the metrics Service"
+    grep -qx -- ' *- --cdi' "$tmp/a.yaml" || die "cdi.enabled does not pass --cdi"
+
+    render "$tmp/b.yaml" --set cni.install=false --set serviceAccount.create=false \
+      --set serviceAccount.name=node-agents \
+      --set image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+    "${check[@]}" "$tmp/b.yaml" --install-cni false
+    ! grep -qx 'kind: ServiceAccount' "$tmp/b.yaml" || die "serviceAccount.create=false still renders one"
+    grep -q 'serviceAccountName: node-agents' "$tmp/b.yaml" || die "serviceAccount.name ignored"
+    grep -q 'image: rdmanet@sha256:0123' "$tmp/b.yaml" || die "image.digest ignored"
+
+    # A pool change must change the pods' checksum (and so roll them); a network change must not.
+    # (--set on a list element replaces the list, so the changed pool comes as a file.)
+    sed 's/preferredAllocation: gpu-near/preferredAllocation: pack/' "$values_dir/sriov.yaml" >"$tmp/pack.yaml"
+    render "$tmp/c.yaml" -f "$tmp/pack.yaml"
+    render "$tmp/d.yaml" -f "$values_dir/sriov.yaml"
+    render "$tmp/e.yaml" -f "$values_dir/sriov.yaml" --set 'networks[0].mtu=1500'
+    sum() { sed -n 's/.*checksum\/config: //p' "$1"; }
+    [[ $(sum "$tmp/d.yaml") != "$(sum "$tmp/c.yaml")" ]] || die "checksum ignores a pool change"
+    [[ $(sum "$tmp/d.yaml") == "$(sum "$tmp/e.yaml")" ]] || die "checksum changes with a network"
+    ;;
+  *)
+    f=$values_dir/$what.yaml
+    [[ -f $f ]] || die "no values file $f"
+    render "$tmp/r.yaml" -f "$f"
+    "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc"
+    # The file's own mode must be what its networks render.
+    for nc in "$tmp"/nc/*.json; do
+      [[ $(basename "$nc") == device-plugin-config.json ]] && continue
+      node -e 'const r=require(process.argv[1]);if(r.netconf.mode!==process.argv[2])
+        {console.error(`${r.netconf.name}: mode ${r.netconf.mode}`);process.exit(1)}' "$nc" "$what" ||
+        die "values/$what.yaml renders a network of another mode"
+    done
+    ;;
+esac
+echo "PASS: helm template $what"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# hack/install-helm.sh is idempotent: with everything present (hack/test.sh installed it) a rerun
+# changes nothing, prints nothing and takes well under a second, and the tools are the pinned ones.
+source "$(dirname "$0")/lib.sh"
+require_tools
+start=$(date +%s%N)
+out=$("$repo/hack/install-helm.sh" 2>&1) || die "install-helm.sh failed: $out"
+ms=$((($(date +%s%N) - start) / 1000000))
+[[ -z $out ]] || die "a rerun with everything installed printed: $out"
+((ms < 2000)) || die "a no-op rerun took ${ms} ms"
+[[ $("$helm" version --template '{{.Version}}') == v3.17.3 ]] || die "helm is not v3.17.3"
+grep -q 'v1.31' <<<"$("$tools/bin/kubectl" version --client 2>/dev/null)" || die "kubectl is not v1.31"
+grep -q '"version": "4.5.1"' "$node_modules/kubernetes-models/package.json" ||
+  die "kubernetes-models is not 4.5.1"
+# Nothing of it lands in the checkout.
+[[ -z $(cd "$repo" && git status --porcelain --ignored -- node_modules package-lock.json 2>/dev/null) ]] ||
+  die "npm left files in the checkout"
+echo "PASS: install-helm.sh is a ${ms} ms no-op; helm v3.17.3, kubectl v1.31, kubernetes-models 4.5.1"
