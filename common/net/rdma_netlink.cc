@@ -1,0 +1,73 @@
+// LibnlNetlink: RDMA netlink (NETLINK_RDMA, the nldev client): netns mode and device moves.
+//
+// Each call opens a short-lived NETLINK_RDMA socket in the calling thread's namespace. A kernel
+// without RDMA support has no such protocol: socket(2) fails with EPROTONOSUPPORT and we return
+// error 103 with that errno.
+#include <netlink/attr.h>
+#include <rdma/rdma_netlink.h>
+
+#include <optional>
+
+#include "common/net/libnl_netlink.h"
+#include "common/net/libnl_socket.h"
+#include "common/net/nlattr_view.h"
+
+#ifndef NETLINK_RDMA
+#define NETLINK_RDMA 20
+#endif
+
+namespace rdmanet {
+namespace {
+
+constexpr int nldev(int cmd) { return RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd); }
+
+// The nldev index of `name`, from a RDMA_NLDEV_CMD_GET dump.
+Result<uint32_t> rdmaIndex(nl_sock* sock, const std::string& name) {
+  std::optional<uint32_t> index;
+  RDMANET_RETURN_IF_ERROR(nl::dump(
+      sock, [] { return nl::newMsg(nldev(RDMA_NLDEV_CMD_GET), NLM_F_DUMP, nullptr, 0); },
+      [&] { index.reset(); },
+      [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
+        // nldev messages have no family header: attributes start right after nlmsghdr.
+        auto n = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_NAME);
+        auto i = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_INDEX);
+        if (n && i && n->str() == name) index = i->as<uint32_t>();
+        return okStatus();
+      },
+      "listing RDMA devices", ErrorCode::kRdmaFailure));
+  if (!index) return errnoError(ErrorCode::kDeviceNotFound, ENODEV, "RDMA device \"" + name + "\"");
+  return *index;
+}
+
+}  // namespace
+
+Result<RdmaNetnsMode> LibnlNetlink::rdmaNetnsMode() {
+  RDMANET_ASSIGN_OR_RETURN(nl::SockPtr sock, nl::connect(NETLINK_RDMA, ErrorCode::kRdmaFailure));
+  auto msg = nl::newMsg(nldev(RDMA_NLDEV_CMD_SYS_GET), 0, nullptr, 0);
+  std::optional<uint8_t> shared;
+  auto on = [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
+    if (auto a = nlattr::find(p, RDMA_NLDEV_SYS_ATTR_NETNS_MODE)) shared = a->as<uint8_t>();
+    return okStatus();
+  };
+  RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,
+                           nl::transact(sock.get(), msg.get(), on, ErrorCode::kRdmaFailure));
+  if (o.err != 0) return nl::refusal(o, "reading RDMA netns mode", ErrorCode::kRdmaFailure);
+  if (!shared) {
+    return makeError(ErrorCode::kRdmaFailure, "RDMA system reply has no netns mode");
+  }
+  // The kernel reports ib_devices_shared_netns: 1 = shared, 0 = exclusive.
+  return *shared ? RdmaNetnsMode::kShared : RdmaNetnsMode::kExclusive;
+}
+
+Status LibnlNetlink::moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) {
+  RDMANET_ASSIGN_OR_RETURN(nl::SockPtr sock, nl::connect(NETLINK_RDMA, ErrorCode::kRdmaFailure));
+  RDMANET_ASSIGN_OR_RETURN(uint32_t index, rdmaIndex(sock.get(), rdma_dev));
+  auto msg = nl::newMsg(nldev(RDMA_NLDEV_CMD_SET), 0, nullptr, 0);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, index);
+  nla_put_u32(msg.get(), RDMA_NLDEV_NET_NS_FD, static_cast<uint32_t>(netns_fd));
+  return nl::request(sock.get(), msg.get(),
+                     "moving RDMA device \"" + rdma_dev + "\" to another netns",
+                     ErrorCode::kRdmaFailure);
+}
+
+}  // namespace rdmanet
