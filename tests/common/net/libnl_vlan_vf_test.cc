@@ -109,32 +109,38 @@ class LibnlVfTest : public ::testing::Test {
 TEST_F(LibnlVfTest, SetsAndReadsMac) {
   const auto mac = MacAddress::parse("02:00:00:aa:bb:01").value();
   applyOrSkip(nl_->setVfMac(pf_, 0, mac), "mac");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().mac, mac);
 }
 
 TEST_F(LibnlVfTest, SetsAndReadsVlanAndQos) {
   applyOrSkip(nl_->setVfVlan(pf_, 0, 42, 3, ETH_P_8021Q), "vlan");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().vlan, 42);
   EXPECT_EQ(vf0().qos, 3);
 }
 
 TEST_F(LibnlVfTest, SetsAndReadsSpoofchk) {
   applyOrSkip(nl_->setVfSpoofchk(pf_, 0, !before_.spoofchk), "spoofchk");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().spoofchk, !before_.spoofchk);
 }
 
 TEST_F(LibnlVfTest, SetsAndReadsTrust) {
   applyOrSkip(nl_->setVfTrust(pf_, 0, !before_.trust), "trust");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().trust, !before_.trust);
 }
 
 TEST_F(LibnlVfTest, SetsAndReadsLinkState) {
   applyOrSkip(nl_->setVfLinkState(pf_, 0, VfLinkState::kDisable), "link state");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().link_state, VfLinkState::kDisable);
 }
 
 TEST_F(LibnlVfTest, SetsAndReadsRate) {
   applyOrSkip(nl_->setVfRate(pf_, 0, 0, 100), "rate");
+  if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().max_tx_rate, 100u);
 }
 

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# Runs a command as root inside a throw-away VM with a real Debian kernel, SR-IOV NICs and
+# two NUMA nodes, and exits with the command's exit code. See hack/vm/README.md.
+#
+#   hack/vm/run.sh [--topology FILE] [--timeout SECS] [--env NAME[=VALUE]]... [--verbose]
+#                  SCRIPT [ARGS...]
+#
+# The guest's / is the host's / (read-only, under a tmpfs overlay that vanishes at power-off),
+# so SCRIPT, our freshly built binaries and every host tool are visible at their host paths.
+# SCRIPT runs in the caller's working directory with the console as stdout/stderr, which run.sh
+# prints. Variables named RDMANET_* or GTEST_* are passed into the guest, as is every --env
+# (NAME alone passes the host's value). Guest scripts get RDMANET_VM_DIR (this directory: source
+# $RDMANET_VM_DIR/lib.sh for helpers) and RDMANET_VM_OUT, a directory whose files run.sh copies
+# to the host directory named by the host's RDMANET_VM_OUT_DIR, when set.
+#
+# Exit codes: SCRIPT's own; 124 on timeout (default 300 s, boot included); 125 when the
+# harness failed (no qemu, kernel download, boot, topology setup).
+#
+# Environment: RDMANET_VM_TIMEOUT (default --timeout), RDMANET_VM_ACCEL (default tcg; CI has no
+# KVM), RDMANET_VM_CACHE / RDMANET_VM_KERNEL (see prepare.sh), RDMANET_VM_KEEP=1 keeps the run
+# directory (console log, job, exit code) under /tmp for debugging.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+start=$SECONDS
+
+usage() {
+  sed -n '2,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+  exit 125
+}
+infra() {
+  echo "vm: error: $*" >&2
+  exit 125
+}
+
+topology=$here/topologies/default.sh
+timeout=${RDMANET_VM_TIMEOUT:-300}
+verbose=0
+extra_env=()
+while (($#)); do
+  case $1 in
+    --topology) topology=${2:?--topology needs a file} && shift 2 ;;
+    --timeout) timeout=${2:?--timeout needs seconds} && shift 2 ;;
+    --env) extra_env+=("${2:?--env needs NAME[=VALUE]}") && shift 2 ;;
+    --verbose) verbose=1 && shift ;;
+    -h | --help) usage ;;
+    --) shift && break ;;
+    -*) echo "vm: unknown option $1" >&2 && usage ;;
+    *) break ;;
+  esac
+done
+(($#)) || usage
+[[ $timeout =~ ^[0-9]+$ ]] || infra "--timeout must be whole seconds, got '$timeout'"
+[[ -f $topology ]] || infra "topology $topology not found"
+
+qemu=$(command -v qemu-system-x86_64) || infra "qemu-system-x86_64 not found (hack/install-deps.sh)"
+assets=$("$here/prepare.sh") || infra "asset preparation failed"
+kver=${assets##*/}
+initramfs=$(compgen -G "$assets/initramfs-*.cpio.gz" | head -n1) || infra "no initramfs in $assets"
+
+vm_mem=1024 vm_smp=2 vm_kernel_args='' vm_qboot=0
+vm_qemu_args=() vm_guest_env=()
+# shellcheck source=hack/vm/topologies/default.sh
+source "$topology"
+
+# Run directories of run.sh processes that were killed outright (SIGKILL skips the trap).
+for d in /tmp/rdmanet-vm.*; do
+  if [[ -f $d/owner ]] && ! kill -0 "$(<"$d/owner")" 2>/dev/null; then rm -rf "$d"; fi
+done
+rundir=$(mktemp -d /tmp/rdmanet-vm.XXXXXX)
+echo $$ >"$rundir/owner"
+pid=
+cleanup() {
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  if [[ ${RDMANET_VM_KEEP:-0} == 1 ]]; then
+    rm -f "$rundir/owner"
+    echo "vm: kept run directory $rundir" >&2
+  else
+    rm -rf "$rundir"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# The job file: sourced by guest-init.sh before anything else runs.
+cmd=("$@")
+# An existing file is passed by absolute path; anything else is looked up on the guest's PATH.
+if [[ -f ${cmd[0]} ]]; then cmd[0]=$(realpath "${cmd[0]}"); fi
+{
+  printf 'export RDMANET_VM_DIR=%q\n' "$here"
+  printf 'export RDMANET_VM_OUT=/run/rdmanet-vm/out\n'
+  for kv in "${vm_guest_env[@]}"; do
+    printf 'export %s=%q\n' "${kv%%=*}" "${kv#*=}"
+  done
+  while IFS= read -r name; do
+    printf 'export %s=%q\n' "$name" "${!name}"
+  done < <(compgen -e | grep -E '^(RDMANET_|GTEST_)' | grep -vE '^RDMANET_VM_(DIR|OUT|CWD|CMD)$')
+  for kv in "${extra_env[@]}"; do
+    name=${kv%%=*}
+    [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || infra "--env: bad variable name '$name'"
+    if [[ $kv == *=* ]]; then value=${kv#*=}; else value=${!name-}; fi
+    printf 'export %s=%q\n' "$name" "$value"
+  done
+  printf 'RDMANET_VM_CWD=%q\n' "$(pwd -P)"
+  printf 'RDMANET_VM_CMD=('
+  printf ' %q' "${cmd[@]}"
+  printf ' )\n'
+} >"$rundir/job"
+cp "$here/guest-init.sh" "$rundir/guest-init.sh"
+mkdir -p "$rundir/out"
+
+quiet=quiet
+((verbose)) && quiet=
+append="console=ttyS0 $quiet panic=-1 rdmanet.modules=$assets/modules/lib/modules $vm_kernel_args"
+# shellcheck disable=SC2054 # QEMU options contain commas
+qemu_args=(
+  -accel "${RDMANET_VM_ACCEL:-tcg}" -M q35 -m "$vm_mem" -smp "$vm_smp"
+  -nographic -nodefaults -serial mon:stdio -no-reboot
+  -kernel "$assets/vmlinux" -initrd "$initramfs" -append "$append"
+  -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+  -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
+  -fsdev "local,id=rundir,path=$rundir,security_model=none,multidevs=remap"
+  -device virtio-9p-pci,fsdev=rundir,mount_tag=rundir
+  -device isa-debug-exit,iobase=0xf4,iosize=0x04
+  "${vm_qemu_args[@]}"
+)
+# qboot (part of QEMU's data package) boots a -kernel faster than SeaBIOS, but it does not
+# enumerate pxb-pcie expanders: topologies without them may opt in with vm_qboot=1.
+qboot=$(dirname "$(realpath "$qemu")")/../share/qemu/qboot.rom
+if [[ $vm_qboot == 1 && -f $qboot ]]; then
+  qemu_args+=(-bios "$qboot")
+else
+  # SeaBIOS would draw its banner on the serial console (there is no VGA).
+  # shellcheck disable=SC2054
+  qemu_args+=(-fw_cfg name=etc/sercon-port,string=0)
+fi
+echo "vm: booting kernel $kver ($(basename "$topology" .sh) topology, timeout ${timeout}s)" >&2
+# pdeathsig on both levels: if run.sh is killed outright (even SIGKILL), timeout and qemu die too.
+setpriv --pdeathsig KILL timeout --foreground -k 5 "$timeout" \
+  setpriv --pdeathsig KILL "$qemu" "${qemu_args[@]}" </dev/null \
+  2> >(grep --line-buffered -v -e 'should be prefixed with "opt/"' \
+    -e 'is not connected to host network' >&2) &
+pid=$!
+qrc=0
+wait "$pid" || qrc=$?
+pid=
+
+if [[ -n ${RDMANET_VM_OUT_DIR:-} ]] && compgen -G "$rundir/out/*" >/dev/null; then
+  mkdir -p "$RDMANET_VM_OUT_DIR" && cp -r "$rundir/out/." "$RDMANET_VM_OUT_DIR/"
+fi
+if ((qrc == 124 || qrc == 137)); then
+  echo "vm: timed out after ${timeout}s" >&2
+  exit 124
+fi
+rc=$(cat "$rundir/rc" 2>/dev/null) || infra "the guest reported no exit code (qemu exit $qrc): boot failed?"
+case $rc in
+  infra*) infra "${rc#infra }" ;;
+  *[!0-9]* | '') infra "unreadable exit code '$rc'" ;;
+esac
+echo "vm: exit code $rc after $((SECONDS - start))s" >&2
+exit "$rc"
