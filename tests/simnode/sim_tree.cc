@@ -246,6 +246,25 @@ std::string SimTree::addRdmaDevice(const PciAddress& fn, const RdmaSpec& spec) {
   const std::string dir = fmt::format("{}/infiniband/{}", fn_dir, spec.name);
   mkdirs(dir);
   writeRdmaBody(*this, dir, spec);
+  // mlx5 port counters (IB PMA counters/ and RoCE hw_counters/), all zero, as after a driver
+  // load; the node doctor reads them and tests raise them with writeAttr.
+  for (size_t i = 0; i < spec.ports.size(); ++i) {
+    const std::string pd = fmt::format("{}/ports/{}", dir, i + 1);
+    for (const char* c :
+         {"excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
+          "local_link_integrity_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
+          "port_rcv_remote_physical_errors", "port_xmit_data", "port_xmit_discards",
+          "port_xmit_packets", "port_xmit_wait", "symbol_error"}) {
+      writeAttr(fmt::format("{}/counters/{}", pd, c), "0");
+    }
+    for (const char* c :
+         {"duplicate_request", "implied_nak_seq_err", "local_ack_timeout_err", "np_cnp_sent",
+          "np_ecn_marked_roce_packets", "out_of_buffer", "out_of_sequence", "packet_seq_err",
+          "rnr_nak_retry_err", "roce_adp_retrans", "roce_adp_retrans_to", "rp_cnp_handled",
+          "rp_cnp_ignored"}) {
+      writeAttr(fmt::format("{}/hw_counters/{}", pd, c), "0");
+    }
+  }
   symlink(dir + "/device", fn_dir);
   symlink("/sys/class/infiniband/" + spec.name, dir);
   if (spec.uverbs) {

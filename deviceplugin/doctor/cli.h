@@ -1,0 +1,41 @@
+#pragma once
+// The `rdmanet-doctor` command line, as a library so the integration test and main.cc share it.
+//
+//   rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]
+//                  [--lossless-priority P] [--sysfs-root DIR]
+//
+// Exit code: 0 when nothing FAILs (WARN and UNKNOWN do not fail a node), 1 on any FAIL, 2 on a
+// usage error (unknown flag, bad value, unreadable baseline, missing sysfs root).
+// --baseline FILE: when FILE does not exist the run saves its counters there; when it exists
+// the run reports the growth since then and leaves FILE alone.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+#include "common/net/netlink.h"
+#include "deviceplugin/doctor/doctor.h"
+
+namespace rdmanet::doctor {
+
+struct CliOptions {
+  bool json = false;
+  bool dot = false;
+  bool help = false;
+  std::string baseline{};
+  std::string sysfs_root = "/";
+  DoctorOptions doctor{};
+};
+
+std::string usage();
+// args excludes argv[0]. Error 7 naming the flag on anything invalid.
+Result<CliOptions> parseArgs(const std::vector<std::string>& args);
+
+// One doctor run: the report on `out`, notes and errors on `err`; returns the exit code.
+// `netlink` is bound to the host netns (nullptr: DCB checks UNKNOWN).
+int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_unix,
+           std::ostream& out, std::ostream& err);
+
+}  // namespace rdmanet::doctor

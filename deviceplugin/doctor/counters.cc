@@ -1,0 +1,195 @@
+#include "deviceplugin/doctor/counters.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+namespace rdmanet::doctor {
+namespace {
+
+using json = nlohmann::json;
+
+// mlx5 names (Documentation/ABI and the mlx5 RDMA counter list). Unknown names are recorded but
+// not judged.
+constexpr std::array<std::pair<std::string_view, CounterClass>, 20> kClasses = {{
+    // physical layer and receive errors: growth means a bad cable, optic or port
+    {"symbol_error", CounterClass::kError},
+    {"link_downed", CounterClass::kError},
+    {"link_error_recovery", CounterClass::kError},
+    {"port_rcv_errors", CounterClass::kError},
+    {"port_rcv_remote_physical_errors", CounterClass::kError},
+    {"local_link_integrity_errors", CounterClass::kError},
+    {"excessive_buffer_overrun_errors", CounterClass::kError},
+    {"port_xmit_discards", CounterClass::kError},
+    // RoCE transport: packets lost in a network that should be lossless
+    {"out_of_sequence", CounterClass::kRetransmit},
+    {"packet_seq_err", CounterClass::kRetransmit},
+    {"local_ack_timeout_err", CounterClass::kRetransmit},
+    {"rnr_nak_retry_err", CounterClass::kRetransmit},
+    {"implied_nak_seq_err", CounterClass::kRetransmit},
+    {"duplicate_request", CounterClass::kRetransmit},
+    {"roce_adp_retrans", CounterClass::kRetransmit},
+    {"roce_adp_retrans_to", CounterClass::kRetransmit},
+    // DCQCN congestion control at work
+    {"np_cnp_sent", CounterClass::kCongestion},
+    {"rp_cnp_handled", CounterClass::kCongestion},
+    {"rp_cnp_ignored", CounterClass::kCongestion},
+    {"np_ecn_marked_roce_packets", CounterClass::kCongestion},
+}};
+
+std::optional<uint64_t> parseU64(std::string_view s) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::optional<CounterClass> classifyCounter(std::string_view name) {
+  for (const auto& [n, c] : kClasses) {
+    if (n == name) return c;
+  }
+  return std::nullopt;
+}
+
+std::string_view counterClassName(CounterClass c) {
+  switch (c) {
+    case CounterClass::kError:
+      return "error";
+    case CounterClass::kRetransmit:
+      return "retransmit";
+    case CounterClass::kCongestion:
+      return "congestion";
+  }
+  return "error";
+}
+
+std::optional<std::map<std::string, uint64_t>> readPortCounters(const Sysfs& sysfs,
+                                                                const std::string& dev, int port) {
+  const std::string base = fmt::format("/sys/class/infiniband/{}/ports/{}", dev, port);
+  std::optional<std::map<std::string, uint64_t>> out;
+  for (const char* sub : {"counters", "hw_counters"}) {
+    const std::string dir = base + "/" + sub;
+    if (!sysfs.exists(dir)) continue;
+    if (!out) out.emplace();
+    for (const auto& name : sysfs.list(dir)) {
+      const auto text = sysfs.readOpt(dir + "/" + name);
+      if (!text) continue;
+      if (auto v = parseU64(*text)) (*out)[name] = *v;
+    }
+  }
+  return out;
+}
+
+std::string snapshotToJson(const CounterSnapshot& snap) {
+  json j = {{"version", 1}, {"taken_at", snap.taken_at}, {"ports", json::object()}};
+  for (const auto& [port, counters] : snap.ports) {
+    json& p = j["ports"][port];
+    p = json::object();
+    for (const auto& [name, v] : counters) p[name] = v;
+  }
+  return j.dump(2) + "\n";
+}
+
+Result<CounterSnapshot> snapshotFromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return makeError(ErrorCode::kDecodeFailure, "baseline is not JSON");
+  auto bad = [](const std::string& what) {
+    return makeError(ErrorCode::kInvalidConfig, "baseline: " + what);
+  };
+  if (!j.is_object() || !j.contains("ports") || !j["ports"].is_object()) {
+    return bad("\"ports\" must be an object");
+  }
+  if (j.value("version", 0) != 1) return bad("\"version\" must be 1");
+  CounterSnapshot snap;
+  if (j.contains("taken_at")) {
+    if (!j["taken_at"].is_number_integer()) return bad("\"taken_at\" must be an integer");
+    snap.taken_at = j["taken_at"].get<int64_t>();
+  }
+  for (const auto& [port, counters] : j["ports"].items()) {
+    if (!counters.is_object()) return bad(fmt::format("ports.{} must be an object", port));
+    auto& out = snap.ports[port];
+    for (const auto& [name, v] : counters.items()) {
+      if (!v.is_number_unsigned()) {
+        return bad(fmt::format("ports.{}.{} must be a non-negative integer", port, name));
+      }
+      out[name] = v.get<uint64_t>();
+    }
+  }
+  return snap;
+}
+
+Result<CounterSnapshot> loadBaseline(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) return errnoError(ErrorCode::kIoFailure, errno, "reading baseline " + file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto snap = snapshotFromJson(ss.str());
+  if (!snap.ok()) return snap.error().context(file);
+  return snap;
+}
+
+Status saveBaseline(const std::string& file, const CounterSnapshot& snap) {
+  const std::string tmp = file + ".tmp";
+  const std::string body = snapshotToJson(snap);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return errnoError(ErrorCode::kIoFailure, errno, "creating " + tmp);
+  size_t done = 0;
+  while (done < body.size()) {
+    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return errnoError(ErrorCode::kIoFailure, err, "writing " + tmp);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // fsync before rename so a crash leaves either the old baseline or the whole new one.
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return errnoError(ErrorCode::kIoFailure, err, "writing " + tmp);
+  }
+  if (::rename(tmp.c_str(), file.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return errnoError(ErrorCode::kIoFailure, err, "renaming " + tmp + " to " + file);
+  }
+  return okStatus();
+}
+
+std::vector<CounterDelta> counterDeltas(const CounterSnapshot& before, const CounterSnapshot& now) {
+  std::vector<CounterDelta> out;
+  for (const auto& [port, counters] : now.ports) {
+    auto bp = before.ports.find(port);
+    if (bp == before.ports.end()) continue;  // a port the baseline did not know
+    for (const auto& [name, after] : counters) {
+      const auto cls = classifyCounter(name);
+      if (!cls) continue;
+      auto bv = bp->second.find(name);
+      if (bv == bp->second.end()) continue;
+      out.push_back(CounterDelta{.port = port,
+                                 .counter = name,
+                                 .cls = *cls,
+                                 .before = bv->second,
+                                 .after = after,
+                                 .reset = after < bv->second});
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmanet::doctor

@@ -1,0 +1,81 @@
+#include "deviceplugin/doctor/doctor.h"
+
+#include <fmt/format.h>
+
+#include "deviceplugin/doctor/context.h"
+
+namespace rdmanet::doctor {
+namespace {
+
+constexpr const char* kMellanoxVendor = "15b3";
+
+bool isDataPort(const NicFunction& n) {
+  if (n.pci.isVf()) return false;
+  return !n.rdma.empty() || n.pci.vendor == kMellanoxVendor;
+}
+
+}  // namespace
+
+CheckResult makeResult(std::string check, std::string device, Verdict v,
+                       std::vector<Evidence> evidence, std::string remedy) {
+  return CheckResult{.check = std::move(check),
+                     .device = std::move(device),
+                     .verdict = v,
+                     .evidence = std::move(evidence),
+                     .remedy = v == Verdict::kPass ? std::string() : std::move(remedy)};
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+void collectDevices(const NodeInventory& inv, std::vector<DataPort>& ports,
+                    std::vector<GpuRef>& gpus) {
+  ports.clear();
+  gpus.clear();
+  for (const auto& n : inv.nics) {
+    if (!isDataPort(n)) continue;
+    DataPort p{.nic = &n,
+               .netdev = n.netdevs.empty() ? nullptr : &n.netdevs.front(),
+               .rdma = n.rdma.empty() ? nullptr : &n.rdma.front()};
+    p.label = p.netdev ? p.netdev->name : n.pci.address.str();
+    p.rdma_label = p.rdma ? p.rdma->name : p.label;
+    ports.push_back(std::move(p));
+  }
+  // scanNode lists GPUs by address already; number them in that order, like nvidia-smi with
+  // CUDA_DEVICE_ORDER=PCI_BUS_ID.
+  for (size_t i = 0; i < inv.gpus.size(); ++i) {
+    gpus.push_back(GpuRef{.gpu = &inv.gpus[i], .label = fmt::format("GPU{}", i)});
+  }
+}
+
+DoctorReport runDoctor(const DoctorInputs& in, const NodeInventory& inv) {
+  DoctorContext ctx{.sysfs = in.sysfs,
+                    .inv = inv,
+                    .options = in.options,
+                    .netlink = in.netlink,
+                    .baseline = in.baseline,
+                    .now_unix = in.now_unix};
+  collectDevices(inv, ctx.ports, ctx.gpus);
+  DoctorReport out;
+  checkLinks(ctx, out);
+  checkRdmaPorts(ctx, out);
+  checkMtu(ctx, out);
+  checkLossless(ctx, out);
+  checkNuma(ctx, out);
+  checkTopology(ctx, out);
+  checkAcs(ctx, out);
+  checkGpuDirect(ctx, out);
+  checkCpu(ctx, out);
+  checkCounters(ctx, out);
+  return out;
+}
+
+DoctorReport runDoctor(const DoctorInputs& in) { return runDoctor(in, scanNode(in.sysfs)); }
+
+}  // namespace rdmanet::doctor
