@@ -127,7 +127,12 @@ class Builder {
           ErrorCode::kInvalidConfig,
           fmt::format("netdev name \"{}\" is not a valid interface name (<= 15 bytes)", name));
     }
-    BuiltNetdev nd{.name = name, .pci = fn, .is_vf = is_vf, .mac = mac, .ifindex = next_ifindex_++};
+    BuiltNetdev nd{.name = name,
+                   .pci = fn,
+                   .is_vf = is_vf,
+                   .mac = mac,
+                   .ifindex = next_ifindex_++,
+                   .mtu = m.mtu};
     t_.addNetdev(fn, NetdevSpec{.name = name,
                                 .ifindex = nd.ifindex,
                                 .mac = mac,

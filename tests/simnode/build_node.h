@@ -27,6 +27,7 @@ struct BuiltNetdev {
   bool is_vf = false;
   std::string mac{};
   int ifindex = 0;
+  int mtu = 1500;      // the real veth gets it too, so pods can use jumbo frames
   std::string rdma{};  // the RDMA device of the same function, empty if none
 };
 

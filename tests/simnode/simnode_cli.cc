@@ -82,8 +82,9 @@ Status createLinks(const fs::path& root, Manifest& m, const BuiltNode& node, Sim
     const BuiltNetdev& nd = node.netdevs[i];
     const std::string peer = fmt::format("p{}", i);
     // The peer is created directly in the namespace, so its name cannot clash on the host.
-    RDMANET_RETURN_IF_ERROR(ip({"link", "add", nd.name, "address", nd.mac, "type", "veth", "peer",
-                                "name", peer, "netns", ns}));
+    const std::string mtu = std::to_string(nd.mtu);
+    RDMANET_RETURN_IF_ERROR(ip({"link", "add", nd.name, "mtu", mtu, "address", nd.mac, "type",
+                                "veth", "peer", "name", peer, "mtu", mtu, "netns", ns}));
     m.links.push_back(
         ManifestLink{.name = nd.name, .peer = peer, .pci = nd.pci.str(), .rdma = nd.rdma});
     RDMANET_RETURN_IF_ERROR(saveManifest(root, m));

@@ -35,18 +35,18 @@ BinRun doctor(const std::string& args) {
   return r;
 }
 
-TEST(DoctorBinary, DefaultTopologyTableShowsMatrixAndFailsOnMtu) {
-  DoctorNode node(testing::repoTopology("default.json"), 0, 0);  // MTU 1500, 100G
-  const BinRun r = doctor("--sysfs-root " + node.root().string());
+TEST(DoctorBinary, DefaultTopologyTableShowsMatrixAndFailsBelowExpectedMtu) {
+  DoctorNode node(testing::repoTopology("default.json"), 0, 0);  // MTU 9000, 100G
+  const BinRun r = doctor("--expect-mtu 9216 --sysfs-root " + node.root().string());
   EXPECT_EQ(r.rc, 1) << r.out;
   EXPECT_THAT(r.out, HasSubstr("mlx5_10  SYS   SYS   PIX   PHB   1     ens2f0"));
-  EXPECT_THAT(r.out, HasSubstr("mtu=1500 expected_min=9000"));
+  EXPECT_THAT(r.out, HasSubstr("mtu=9000 expected_min=9216"));
   EXPECT_THAT(r.out, HasSubstr("-> set jumbo frames"));
 }
 
-TEST(DoctorBinary, JsonOnDefaultTopologyWithJumboExpectationLowered) {
+TEST(DoctorBinary, JsonOnDefaultTopologyPassesWithoutDcbData) {
   DoctorNode node(testing::repoTopology("default.json"), 0, 0);
-  const BinRun r = doctor("--json --expect-mtu 1500 --sysfs-root " + node.root().string());
+  const BinRun r = doctor("--json --sysfs-root " + node.root().string());
   EXPECT_EQ(r.rc, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["exit_code"], 0);

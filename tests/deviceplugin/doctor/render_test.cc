@@ -143,6 +143,7 @@ TEST(DoctorRenderPrometheus, LabelValuesAreEscaped) {
 
 TEST(DoctorRenderDot, DefaultTopologyHasNumaClustersSwitchesAndDevices) {
   DoctorNode node(testing::repoTopology("default.json"), 0, 0);
+  node.tree().writeAttr("/sys/class/net/ens1f0/mtu", "1500");  // one port below jumbo: FAIL
   const NodeInventory inv = scanNode(node.sysfs());
   const DoctorReport r = node.run();
   const std::string dot = renderDot(inv, &r);
@@ -153,12 +154,15 @@ TEST(DoctorRenderDot, DefaultTopologyHasNumaClustersSwitchesAndDevices) {
   EXPECT_EQ(count(dot, "shape=box3d"), 4u);     // GPUs
   EXPECT_EQ(count(dot, "shape=invhouse"), 3u);  // root complexes 00, 40, 80
   EXPECT_THAT(dot, HasSubstr("ens1f0 | mlx5_0\\n0000:03:00.0\\n100G MTU 1500 4 VFs"));
+  EXPECT_THAT(dot, HasSubstr("ens2f0 | mlx5_10\\n0000:83:00.0\\n100G MTU 9000 4 VFs"));
   EXPECT_THAT(dot, HasSubstr("\"rc:pci0000:00\" -> \"br:0000:00:01.0\";"));
   EXPECT_THAT(dot, HasSubstr("\"br:0000:02:00.0\" -> \"dev:0000:03:00.0\";"));
   EXPECT_THAT(dot, HasSubstr("\"br:0000:86:00.0\" -> \"dev:0000:87:00.0\";"));
-  // MTU 1500 < 9000 fails every port: the NICs are drawn red.
+  // MTU 1500 < 9000 fails that port: its NIC is drawn red, the others are not.
   EXPECT_THAT(dot, HasSubstr("\"dev:0000:03:00.0\" [label=\"ens1f0 | mlx5_0"));
   EXPECT_THAT(lineWith(dot, "\"dev:0000:03:00.0\" [").first, HasSubstr("fillcolor=\"#f8c8c8\""));
+  EXPECT_THAT(lineWith(dot, "\"dev:0000:83:00.0\" [").first,
+              Not(HasSubstr("fillcolor=\"#f8c8c8\"")));
 }
 
 TEST(DoctorRenderDot, AcsRedirectMarksTheBridge) {
