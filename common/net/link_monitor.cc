@@ -36,9 +36,13 @@ class NetlinkLinkMonitor : public LinkMonitor {
         resync_ = true;
         continue;
       }
-      int left = static_cast<int>(n);
-      for (auto* h = reinterpret_cast<nlmsghdr*>(buf_.data()); NLMSG_OK(h, left);
-           h = NLMSG_NEXT(h, left)) {
+      // Walks the datagram by hand: NLMSG_OK/NLMSG_NEXT mix signed and unsigned lengths, which
+      // clang's -Wsign-compare rejects.
+      const size_t total = static_cast<size_t>(n);
+      for (size_t off = 0, next = 0; off + sizeof(nlmsghdr) <= total; off = next) {
+        const auto* h = reinterpret_cast<const nlmsghdr*>(buf_.data() + off);
+        if (h->nlmsg_len < sizeof(nlmsghdr) || h->nlmsg_len > total - off) break;
+        next = off + NLMSG_ALIGN(h->nlmsg_len);
         if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) continue;
         const std::span<const uint8_t> payload(reinterpret_cast<const uint8_t*>(NLMSG_DATA(h)),
                                                h->nlmsg_len - NLMSG_HDRLEN);

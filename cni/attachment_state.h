@@ -1,0 +1,59 @@
+#pragma once
+// AttachmentState: everything DEL, CHECK and GC need about one attachment, recorded by ADD
+// before it changes anything (so a crash mid-ADD can still be cleaned up by DEL).
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cni/netconf.h"
+#include "common/base/result.h"
+#include "common/net/netlink.h"
+
+namespace rdmanet::cni {
+
+struct AttachmentState {
+  std::string container_id;
+  std::string ifname;
+  std::string netns;
+  std::string network;  // netconf "name"
+  std::string cni_version;
+  Mode mode = Mode::kMacvlan;
+  bool complete = false;  // false while ADD is in progress
+
+  // The host-side device and what it looked like before ADD.
+  std::string host_ifname;  // sriov/host-device: original name; macvlan: the master
+  int host_ifindex = 0;
+  std::string pci;  // the function moved (sriov VF / host-device), empty if none
+  MacAddress orig_mac;
+  uint32_t orig_mtu = 0;
+  bool orig_up = false;
+
+  // sriov: the PF and the VF's original configuration, and which knobs ADD changed.
+  std::string pf_name;
+  std::string pf_pci;
+  int vf_index = -1;
+  std::optional<VfInfo> orig_vf;
+  std::vector<std::string>
+      vf_knobs_set;  // "mac", "vlan", "spoofchk", "trust", "link_state", "rate"
+
+  // macvlan/host-device with a VLAN: the shared host VLAN device / the VLAN inside the pod.
+  std::string vlan_link;  // macvlan: "<master>.<vlan>" in the host; empty without VLAN
+  std::string pod_lower;  // host-device with VLAN: the moved device's name in the pod
+
+  std::vector<std::string> rdma_moved;  // RDMA devices moved into the pod
+  std::string device_info_file;
+
+  nlohmann::json ipam;  // the ipam section used for ADD (DEL/GC release with it)
+  std::string ipam_type;
+  std::string ipam_version;  // the cniVersion the delegate was called with
+  nlohmann::json raw_conf;   // the netconf of ADD, without prevResult
+  nlohmann::json result;     // the ADD result (1.1.0 form)
+
+  nlohmann::json toJson() const;
+  static Result<AttachmentState> fromJson(const nlohmann::json& j);
+};
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,40 @@
+#pragma once
+// DeviceLock: an exclusive flock on <state dir>/locks/<name>.lock, held for one CNI operation.
+//
+// A device busy past the deadline is error 11 ("try again later"): kubelet retries, where a
+// blocking lock would stall pod start-up for a minute. The lock is released when the object is
+// destroyed or the process dies (the kernel drops flocks with the fd), so a crashed plugin
+// never wedges a device.
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "common/base/result.h"
+
+namespace rdmanet::cni {
+
+class DeviceLock {
+ public:
+  DeviceLock() = default;
+  DeviceLock(DeviceLock&& o) noexcept;
+  DeviceLock& operator=(DeviceLock&& o) noexcept;
+  DeviceLock(const DeviceLock&) = delete;
+  DeviceLock& operator=(const DeviceLock&) = delete;
+  ~DeviceLock();
+
+  // Polls for the lock until `timeout`. Error 11 on timeout, 5 if the file cannot be opened.
+  static Result<DeviceLock> acquire(const std::filesystem::path& path,
+                                    std::chrono::milliseconds timeout);
+  bool held() const { return fd_ >= 0; }
+
+ private:
+  explicit DeviceLock(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+// A lock-file name for a device key ("0000:81:10.2", "ens1f0", "ens1f0.100"): characters other
+// than [A-Za-z0-9._-] become '_' so the name is a plain file name.
+std::string lockName(std::string_view prefix, std::string_view key);
+
+}  // namespace rdmanet::cni

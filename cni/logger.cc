@@ -1,0 +1,55 @@
+#include "cni/logger.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ctime>
+
+namespace rdmanet::cni {
+
+LogLevel parseLogLevel(std::string_view s) {
+  if (s == "debug" || s == "verbose" || s == "trace") return LogLevel::kDebug;
+  if (s == "warning" || s == "warn") return LogLevel::kWarn;
+  if (s == "error" || s == "panic") return LogLevel::kError;
+  if (s == "off" || s == "none") return LogLevel::kOff;
+  return LogLevel::kInfo;
+}
+
+Logger::~Logger() {
+  if (file_ != nullptr) std::fclose(file_);
+}
+
+void Logger::setContext(std::string container_id, std::string netns, std::string ifname) {
+  prefix_ = fmt::format("containerID={} netns={} ifname={}", container_id, netns, ifname);
+}
+
+void Logger::setFile(const std::string& path) {
+  if (path.empty()) return;
+  // O_CLOEXEC: IPAM children must not inherit the log file.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  std::FILE* f = ::fdopen(fd, "a");
+  if (f == nullptr) {
+    ::close(fd);
+    return;
+  }
+  if (file_ != nullptr) std::fclose(file_);
+  file_ = f;
+}
+
+void Logger::log(LogLevel level, std::string_view msg) {
+  if (level < level_ || level_ == LogLevel::kOff) return;
+  static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
+  char ts[32] = {};
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  std::strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::FILE* out = sink_ != nullptr ? sink_ : (file_ != nullptr ? file_ : stderr);
+  const std::string line =
+      fmt::format("{} rdmanet {} {} {}\n", ts, kNames[static_cast<int>(level)], prefix_, msg);
+  std::fwrite(line.data(), 1, line.size(), out);
+  std::fflush(out);
+}
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,156 @@
+#include "cni/plugin.h"
+
+#include <fmt/format.h>
+
+#include "cni/device_lock.h"
+#include "cni/lossless.h"
+#include "cni/mode.h"
+#include "cni/pod_config.h"
+#include "cni/rdma_attach.h"
+#include "cni/rollback.h"
+
+namespace rdmanet::cni {
+namespace {
+
+CniResult mergeWithPrev(const NetConf& conf, const CniResult& ours_ipam,
+                        const CniInterface& iface) {
+  CniResult out;
+  if (conf.prev_result.is_object()) {
+    auto prev = parseResult(conf.prev_result);
+    if (prev.ok()) out = std::move(prev).value();
+  }
+  const int idx = static_cast<int>(out.interfaces.size());
+  out.interfaces.push_back(iface);
+  for (CniIp ip : ours_ipam.ips) {
+    ip.interface = idx;
+    out.ips.push_back(ip);
+  }
+  out.routes.insert(out.routes.end(), ours_ipam.routes.begin(), ours_ipam.routes.end());
+  if (out.dns.empty()) out.dns = ours_ipam.dns;
+  return out;
+}
+
+}  // namespace
+
+std::string deviceLockKey(Mode mode, const std::string& pci, const std::string& netdev) {
+  if (mode == Mode::kMacvlan) return "";
+  return lockName("dev", pci.empty() ? netdev : pci);
+}
+
+Status Plugin::ipamCall(const CniEnv& env, const std::string& command, const nlohmann::json& raw,
+                        const std::string& type, const std::string& version) {
+  Ipam ipam(deps_.ipam, &deps_.store);
+  auto r =
+      ipam.run({.type = type, .conf = raw, .version = version, .env = &env, .command = command});
+  if (!r.ok()) return r.error();
+  return okStatus();
+}
+
+Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
+  RDMANET_ASSIGN_OR_RETURN(const ResolvedDevice dev, resolveDevice(conf, deps_));
+  RDMANET_ASSIGN_OR_RETURN(NetnsHandle pod, deps_.runner.open(env.netns));
+  RDMANET_RETURN_IF_ERROR(deps_.store.ensure());
+  DeviceLock lock;
+  const std::string key =
+      deviceLockKey(dev.mode, dev.pci ? dev.pci->str() : std::string(), dev.netdev);
+  if (!key.empty()) {
+    RDMANET_ASSIGN_OR_RETURN(lock,
+                             DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout));
+  }
+  RDMANET_ASSIGN_OR_RETURN(auto existing, deps_.store.load(env.container_id, env.ifname));
+  if (existing) {
+    return makeError(
+        ErrorCode::kInvalidConfig,
+        fmt::format("{}/{} is already attached; DEL it first", env.container_id, env.ifname));
+  }
+
+  LosslessFinding lossless;
+  if (conf.lossless) {
+    RDMANET_ASSIGN_OR_RETURN(lossless,
+                             checkLossless(
+                                 *conf.lossless, dev.dcbPort(), conf.hasVlan(),
+                                 [&] { return deps_.host.dcb(dev.dcbPort()); }, deps_.log));
+  }
+
+  AttachmentState st;
+  st.container_id = env.container_id;
+  st.ifname = env.ifname;
+  st.netns = env.netns;
+  st.network = conf.name;
+  st.cni_version = conf.cni_version;
+  st.mode = dev.mode;
+  st.ipam = conf.ipam;
+  st.ipam_type = conf.ipam_type;
+  st.raw_conf = conf.raw;
+  st.raw_conf.erase("prevResult");
+  st.device_info_file = conf.device_info_file;
+
+  const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev, .pod_fd = pod.fd()};
+  auto attacher = makeAttacher(dev.mode);
+  RDMANET_RETURN_IF_ERROR(attacher->prepare(ctx, st));
+  // Recorded before the first change, so even a crash mid-ADD leaves DEL what it needs.
+  RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+
+  Rollback rb(deps_.log);
+  rb.push("remove state", [&] { return deps_.store.remove(st.container_id, st.ifname); });
+  RDMANET_RETURN_IF_ERROR(attacher->attach(ctx, st, rb));
+  // Again when attach recorded more (VF knobs changed), so a crash from here on restores them.
+  if (!st.vf_knobs_set.empty()) RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+
+  const std::vector<std::string> rdma =
+      conf.rdma ? rdmaDevicesFor(deps_, conf, dev) : std::vector<std::string>{};
+  if (dev.mode != Mode::kMacvlan && !rdma.empty()) {
+    rb.push("return RDMA devices", [&] { return returnRdmaToHost(deps_, st, st.netns); });
+    const Status moved = moveRdmaIntoPod(deps_, rdma, pod.fd(), st);
+    if (!st.rdma_moved.empty()) RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+    RDMANET_RETURN_IF_ERROR(moved);
+  }
+
+  CniResult ipam_result;
+  if (!conf.ipam_type.empty()) {
+    Ipam ipam(deps_.ipam, &deps_.store);
+    rb.push("release IPAM",
+            [&] { return ipamCall(env, "DEL", conf.raw, conf.ipam_type, conf.cni_version); });
+    RDMANET_ASSIGN_OR_RETURN(ipam_result, ipam.run({.type = conf.ipam_type,
+                                                    .conf = conf.raw,
+                                                    .version = conf.cni_version,
+                                                    .env = &env,
+                                                    .command = "ADD"},
+                                                   &st.ipam_version));
+  } else {
+    for (const auto& ip : conf.runtime_ips) ipam_result.ips.push_back({.address = ip});
+  }
+
+  LinkInfo link;
+  RDMANET_RETURN_IF_ERROR(deps_.runner.run(env.netns, [&](Netlink& nl) -> Status {
+    RDMANET_ASSIGN_OR_RETURN(link, configurePod(nl, env.ifname, ipam_result));
+    return okStatus();
+  }));
+
+  CniInterface iface{
+      .name = env.ifname, .mac = link.mac.str(), .mtu = link.mtu, .sandbox = env.netns};
+  if (dev.mode != Mode::kMacvlan && dev.pci) iface.pci_id = dev.pci->str();
+  CniResult result = mergeWithPrev(conf, ipam_result, iface);
+
+  if (!conf.device_info_file.empty()) {
+    DeviceInfoInput in{.conf = &conf,
+                       .dev = &dev,
+                       .rdma = rdma,
+                       .lossless = conf.lossless ? &lossless : nullptr,
+                       .result = &ipam_result};
+    rb.push("remove device-info file", [&] {
+      (void)std::remove(conf.device_info_file.c_str());
+      return okStatus();
+    });
+    RDMANET_RETURN_IF_ERROR(writeDeviceInfo(conf.device_info_file, deviceInfoJson(deps_, in)));
+  }
+
+  st.result = resultToJson(result, "1.1.0");
+  st.complete = true;
+  RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+  rb.dismiss();
+  deps_.log.info("ADD done: {} {} as {}", modeName(dev.mode), dev.netdev, env.ifname);
+  return result;
+}
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,95 @@
+// DEL and GC: releasing recorded attachments.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "cni/device_lock.h"
+#include "cni/ipam.h"
+#include "cni/mode.h"
+#include "cni/plugin.h"
+#include "cni/rdma_attach.h"
+
+namespace rdmanet::cni {
+
+Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::string& netns,
+                       const NetConf* conf) {
+  DeviceLock lock;
+  const std::string key = deviceLockKey(st.mode, st.pci, st.host_ifname);
+  if (!key.empty()) {
+    RDMANET_ASSIGN_OR_RETURN(lock,
+                             DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout));
+  }
+  RDMANET_RETURN_IF_ERROR(returnRdmaToHost(deps_, st, netns));
+  RDMANET_RETURN_IF_ERROR(detach(deps_, st, netns));
+
+  // IPAM: the DEL netconf when it names one (the runtime passes ADD's config), else ADD's.
+  const bool use_conf = conf != nullptr && !conf->ipam_type.empty();
+  const std::string type = use_conf ? conf->ipam_type : st.ipam_type;
+  if (!type.empty()) {
+    CniEnv ienv = env;
+    ienv.container_id = st.container_id;
+    ienv.ifname = st.ifname;
+    ienv.netns = netns;
+    const nlohmann::json& raw = use_conf ? conf->raw : st.raw_conf;
+    const std::string version = use_conf ? conf->cni_version : st.cni_version;
+    RDMANET_RETURN_IF_ERROR(ipamCall(ienv, "DEL", raw, type, version));
+  }
+  if (!st.device_info_file.empty()) (void)std::remove(st.device_info_file.c_str());
+  return deps_.store.remove(st.container_id, st.ifname);
+}
+
+Status Plugin::del(const CniEnv& env, const NetConf& conf) {
+  RDMANET_ASSIGN_OR_RETURN(auto st, deps_.store.load(env.container_id, env.ifname));
+  if (!st) {
+    // Nothing recorded: ADD never got far, or DEL already ran. Still release IPAM, which keys
+    // its leases on container id + ifname and is itself idempotent.
+    deps_.log.info("DEL: no state for {}/{}; releasing IPAM only", env.container_id, env.ifname);
+    if (!conf.ipam_type.empty()) {
+      return ipamCall(env, "DEL", conf.raw, conf.ipam_type, conf.cni_version);
+    }
+    return okStatus();
+  }
+  const std::string netns = env.netns.empty() ? st->netns : env.netns;
+  RDMANET_RETURN_IF_ERROR(release(env, *st, netns, &conf));
+  deps_.log.info("DEL done: {} {}", modeName(st->mode), st->host_ifname);
+  return okStatus();
+}
+
+Status Plugin::gc(const CniEnv& env, const NetConf& conf) {
+  Status first = okStatus();
+  if (conf.has_valid_attachments) {
+    for (const AttachmentState& st : deps_.store.list()) {
+      if (st.network != conf.name) continue;  // another network's attachment
+      const Attachment a{st.container_id, st.ifname};
+      if (std::find(conf.valid_attachments.begin(), conf.valid_attachments.end(), a) !=
+          conf.valid_attachments.end()) {
+        continue;
+      }
+      deps_.log.info("GC: releasing stale attachment {}/{}", st.container_id, st.ifname);
+      const Status s = release(env, st, st.netns, nullptr);
+      if (!s.ok()) {
+        deps_.log.warn("GC: {}/{}: {}", st.container_id, st.ifname, s.error().msg);
+        if (first.ok()) first = s;
+      }
+    }
+  }
+  if (!conf.ipam_type.empty()) {
+    // Only delegates that speak 1.1.0 know GC; older ones (Debian's) had their leases released
+    // above, attachment by attachment.
+    Ipam ipam(deps_.ipam, &deps_.store);
+    auto versions = ipam.delegateVersions(
+        {.type = conf.ipam_type, .conf = conf.raw, .version = conf.cni_version, .env = &env});
+    const bool knows_gc =
+        versions.ok() && std::find(versions->begin(), versions->end(), "1.1.0") != versions->end();
+    if (knows_gc) {
+      const Status s = ipamCall(env, "GC", conf.raw, conf.ipam_type, conf.cni_version);
+      if (!s.ok() && first.ok()) first = s;
+    } else {
+      deps_.log.debug("GC: {} predates CNI 1.1; not forwarding GC", conf.ipam_type);
+    }
+  }
+  return first;
+}
+
+}  // namespace rdmanet::cni

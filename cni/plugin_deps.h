@@ -1,0 +1,32 @@
+#pragma once
+// PluginDeps: every side effect the CNI plugin has, injected (STYLE.md principle 2).
+//
+// main.cc wires the real ones (LibnlNetlink in the host netns, SetnsRunner, ExecIpam, the state
+// dir from RDMANET_STATE_DIR, the sysfs root from RDMANET_SYSFS_ROOT); tests wire FakeNetlink,
+// FakeNetnsRunner, a fake IPAM and temp dirs.
+
+#include <chrono>
+#include <string>
+
+#include "cni/ipam.h"
+#include "cni/logger.h"
+#include "cni/state_store.h"
+#include "common/base/sysfs.h"
+#include "common/net/netlink.h"
+#include "common/net/netns.h"
+
+namespace rdmanet::cni {
+
+struct PluginDeps {
+  Netlink& host;        // a netlink socket in the host (the plugin's own) namespace
+  NetnsRunner& runner;  // runs work inside the pod's namespace
+  IpamExecutor& ipam;
+  Sysfs sysfs;
+  StateStore store;
+  Logger& log;
+  std::chrono::milliseconds lock_timeout{3000};
+  // The host namespace as a path the runner can open (for moving devices back on DEL).
+  std::string host_netns_path = "/proc/self/ns/net";
+};
+
+}  // namespace rdmanet::cni

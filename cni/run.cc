@@ -1,0 +1,80 @@
+// runCni(): one invocation, from environment and stdin to stdout and exit code.
+#include <fmt/format.h>
+
+#include "cni/json_util.h"
+#include "cni/plugin.h"
+#include "cni/version.h"
+
+namespace rdmanet::cni {
+namespace {
+
+// The version to speak in an error: the config's when it is one we know.
+std::string versionFor(std::string_view stdin_data) {
+  auto doc = parseJson(stdin_data);
+  if (doc.ok() && doc->is_object() && (*doc)["cniVersion"].is_string()) {
+    const std::string v = (*doc)["cniVersion"].get<std::string>();
+    if (checkSupported(v).ok()) return v;
+  }
+  return std::string(kLatestVersion);
+}
+
+Invocation failure(const Error& e, const std::string& version) {
+  return {1, dumpJson(errorToJson(e, version)) + "\n"};
+}
+
+Invocation dispatch(PluginDeps& deps, const CniEnv& env, const NetConf& conf) {
+  Plugin plugin(deps);
+  Status s;
+  switch (env.command) {
+    case Command::kAdd: {
+      auto r = plugin.add(env, conf);
+      if (!r.ok()) return failure(r.error(), conf.cni_version);
+      return {0, dumpJson(resultToJson(*r, conf.cni_version)) + "\n"};
+    }
+    case Command::kDel:
+      s = plugin.del(env, conf);
+      break;
+    case Command::kCheck:
+      s = plugin.check(env, conf);
+      break;
+    case Command::kGc:
+      s = plugin.gc(env, conf);
+      break;
+    case Command::kStatus:
+      s = plugin.status(env, conf);
+      break;
+    case Command::kVersion:
+      break;
+  }
+  if (!s.ok()) return failure(s.error(), conf.cni_version);
+  return {0, ""};
+}
+
+}  // namespace
+
+Invocation runCni(PluginDeps& deps, const EnvLookup& lookup, std::string_view stdin_data) {
+  try {
+    const std::string version = versionFor(stdin_data);
+    auto env = parseEnv(lookup);
+    if (!env.ok()) return failure(env.error(), version);
+    if (env->command == Command::kVersion) {
+      json out = {{"cniVersion", version}, {"supportedVersions", supportedVersions()}};
+      return {0, dumpJson(out) + "\n"};
+    }
+    auto conf = parseNetConf(stdin_data, env->command, env->args);
+    if (!conf.ok()) return failure(conf.error(), version);
+    deps.log.setContext(env->container_id, env->netns, env->ifname);
+    if (!conf->log_level.empty()) deps.log.setLevel(parseLogLevel(conf->log_level));
+    if (!conf->log_file.empty()) deps.log.setFile(conf->log_file);
+    Invocation out = dispatch(deps, *env, *conf);
+    if (out.exit_code != 0) {
+      deps.log.error("{} failed: {}", commandName(env->command), out.stdout_data);
+    }
+    return out;
+  } catch (const std::exception& e) {
+    return failure(makeError(ErrorCode::kInternal, "unexpected error", e.what()),
+                   std::string(kLatestVersion));
+  }
+}
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,58 @@
+#pragma once
+// StateStore: per-attachment state (container id + ifname) in a directory, and the shared-VLAN
+// reference sets of the macvlan mode.
+//
+// Layout under the state dir (0700, default /var/lib/cni/rdmanet, RDMANET_STATE_DIR in tests):
+//   <containerid>_<ifname>.json   one attachment (files 0600, written atomically: temp file +
+//                                 rename, so a reader sees the old or the new file whole)
+//   locks/<name>.lock             flock files (device_lock.h); never deleted, bounded by devices
+//   vlan/<link>.json              which attachments use a shared host VLAN device
+//   ipam/<type>.json              the CNI versions an IPAM delegate accepts (cache)
+// Container ids and ifnames are validated before they get here (env.h), so they are safe file
+// name parts. All failures are error 5 (state directory I/O).
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cni/attachment_state.h"
+#include "common/base/result.h"
+
+namespace rdmanet::cni {
+
+class StateStore {
+ public:
+  explicit StateStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  const std::filesystem::path& dir() const { return dir_; }
+
+  // Creates the directory tree (0700) if needed.
+  Status ensure() const;
+
+  Status save(const AttachmentState& st) const;
+  // nullopt when there is no state for the attachment.
+  Result<std::optional<AttachmentState>> load(const std::string& container_id,
+                                              const std::string& ifname) const;
+  // Success when already gone.
+  Status remove(const std::string& container_id, const std::string& ifname) const;
+  // Every attachment with state (GC), sorted. Unreadable files are skipped.
+  std::vector<AttachmentState> list() const;
+
+  // Small JSON documents by relative path ("vlan/ens1f0.100.json"); nullopt if absent.
+  Result<std::optional<nlohmann::json>> readDoc(const std::string& rel) const;
+  Status writeDoc(const std::string& rel, const nlohmann::json& doc) const;
+  Status removeDoc(const std::string& rel) const;
+
+  std::filesystem::path lockPath(const std::string& name) const;
+
+ private:
+  std::filesystem::path fileFor(const std::string& container_id, const std::string& ifname) const;
+  std::filesystem::path dir_;
+  mutable bool ensured_ = false;  // the tree exists (checked once per process)
+};
+
+// Writes `data` to `path` atomically with mode 0600 (temp file in the same dir, then rename).
+Status writeFileAtomic(const std::filesystem::path& path, const std::string& data);
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,72 @@
+#pragma once
+// Running the real `rdmanet` binary from tests (netns, stress), plus shell-level test helpers.
+// Tests may use ip(8) and ping to build and probe the world; the plugin itself never runs a
+// shell.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "cni/ipam.h"
+#include "cni/json_util.h"
+
+namespace rdmanet::cni::testing {
+
+inline std::string binaryDir() {
+  const std::string bin = RDMANET_CNI_BINARY;
+  return bin.substr(0, bin.rfind('/'));
+}
+
+struct BinaryRun {
+  int exit_code = 0;
+  std::string out;
+  json doc;  // parsed stdout (null when empty)
+};
+
+// Runs rdmanet with CNI_* from `env` (plus CNI_PATH=<binary dir>:/usr/lib/cni) and the given
+// RDMANET_STATE_DIR.
+inline BinaryRun runRdmanet(const std::string& command, const std::string& conf,
+                            std::map<std::string, std::string> env, const std::string& state_dir) {
+  ExecIpam exec;
+  ExecRequest req;
+  req.type = "rdmanet";
+  req.path = {binaryDir(), "/usr/lib/cni"};
+  env["CNI_COMMAND"] = command;
+  env["CNI_PATH"] = binaryDir() + ":/usr/lib/cni";
+  env["RDMANET_STATE_DIR"] = state_dir;
+  req.env = env;
+  req.stdin_data = conf;
+  auto r = exec.exec(req);
+  BinaryRun out;
+  if (!r.ok()) {
+    out.exit_code = -1;
+    out.out = r.error().msg;
+    return out;
+  }
+  out.exit_code = r->exit_code;
+  out.out = r->stdout_data;
+  auto j = parseJson(out.out);
+  if (j.ok()) out.doc = *j;
+  return out;
+}
+
+inline int sh(const std::string& cmd) {
+  const int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+inline std::string shOut(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+}  // namespace rdmanet::cni::testing

@@ -1,0 +1,40 @@
+// libFuzzer target over everything the CNI parses from untrusted input: the netconf (for every
+// verb), CNI_ARGS, and results (prevResult, IPAM output) with their conversion to every
+// version. Invariants: no crash, no exception, and a result that parses re-parses to the same
+// value after conversion to 1.1.0.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "cni/env.h"
+#include "cni/json_util.h"
+#include "cni/netconf.h"
+#include "cni/result_types.h"
+#include "cni/version.h"
+
+using namespace rdmanet::cni;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)parseCniArgs(text);
+  CniArgs args;
+  args.mac = "02:00:00:00:00:01";
+  for (Command c :
+       {Command::kAdd, Command::kDel, Command::kCheck, Command::kGc, Command::kStatus}) {
+    (void)parseNetConf(text, c, args);
+  }
+  auto doc = parseJson(text);
+  if (!doc.ok()) return 0;
+  const json* res = &*doc;
+  if (doc->is_object() && doc->contains("prevResult")) res = &(*doc)["prevResult"];
+  auto r = parseResult(*res);
+  if (!r.ok()) return 0;
+  for (const auto& v : supportedVersions()) (void)dumpJson(resultToJson(*r, v));
+  auto again = parseResult(resultToJson(*r, "1.1.0"));
+  if (!again.ok()) __builtin_trap();
+  again->cni_version = r->cni_version;
+  if (!(again->ips == r->ips) || !(again->routes == r->routes) || !(again->dns == r->dns)) {
+    __builtin_trap();
+  }
+  return 0;
+}

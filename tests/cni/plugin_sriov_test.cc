@@ -1,0 +1,220 @@
+// sriov mode over the fake kernel: ADD, DEL, rollback at every step, refused knobs, RDMA, the
+// device-info file.
+#include <fstream>
+
+#include "cni/device_lock.h"
+#include "tests/cni/plugin_fixture.h"
+
+namespace rdmanet::cni::testing {
+namespace {
+
+class SriovTest : public PluginTest {};
+
+TEST_F(SriovTest, AddAppliesVfKnobsThroughThePfAndMovesTheVfIntoThePod) {
+  const json out = addOk(sriovConf());
+  auto pod = kernel_.link("pod1", "net1");
+  ASSERT_TRUE(pod.has_value()) << dumpWorld(world());
+  EXPECT_EQ(pod->info.mtu, 9000u);
+  EXPECT_EQ(pod->info.mac.str(), "02:00:00:aa:00:01");
+  EXPECT_TRUE(pod->info.admin_up);
+  EXPECT_FALSE(kernel_.link(FakeKernel::kHost, "ens1f0v0").has_value());
+  const VfInfo vf = kernel_.link(FakeKernel::kHost, "ens1f0")->vfs[0];
+  EXPECT_EQ(vf.vlan, 100);
+  EXPECT_EQ(vf.qos, 3);  // the lossless priority, carried as PCP (VST)
+  EXPECT_FALSE(vf.spoofchk);
+  EXPECT_TRUE(vf.trust);
+  EXPECT_EQ(vf.link_state, VfLinkState::kEnable);
+  EXPECT_EQ(vf.max_tx_rate, 10000u);
+  EXPECT_EQ(vf.mac.str(), "02:00:00:aa:00:01");
+  EXPECT_EQ(kernel_.rdmaNetnsOf("mlx5_1"), "pod1");
+  EXPECT_EQ(kernel_.rdmaNetnsOf("mlx5_0"), FakeKernel::kHost);
+  ASSERT_EQ(pod->addresses.size(), 1u);
+  EXPECT_EQ(pod->addresses[0].str(), "10.56.0.2/24");
+
+  EXPECT_EQ(out["cniVersion"], "1.1.0");
+  EXPECT_EQ(out["interfaces"][0]["name"], "net1");
+  EXPECT_EQ(out["interfaces"][0]["pciID"], "0000:81:10.0");
+  EXPECT_EQ(out["interfaces"][0]["mtu"], 9000);
+  EXPECT_EQ(out["interfaces"][0]["sandbox"], kPod);
+  EXPECT_EQ(out["ips"][0]["address"], "10.56.0.2/24");
+  EXPECT_EQ(out["routes"][0]["dst"], "10.57.0.0/16");
+}
+
+TEST_F(SriovTest, AddWritesTheDeviceInfoFileWithExtensionKeys) {
+  addOk(sriovConf());
+  std::ifstream in(tmp_.path() / "devinfo/c1.json");
+  ASSERT_TRUE(in.good());
+  const json d = json::parse(in);
+  EXPECT_EQ(d["type"], "pci");
+  EXPECT_EQ(d["version"], "1.1.0");
+  EXPECT_EQ(d["pci"]["pci-address"], "0000:81:10.0");
+  EXPECT_EQ(d["pci"]["pf-pci-address"], "0000:81:00.0");
+  EXPECT_EQ(d["pci"]["rdma-device"], "mlx5_1");
+  EXPECT_EQ(d["rdmanet"]["numa-node"], 1);
+  EXPECT_EQ(d["rdmanet"]["vlan"], 100);
+  EXPECT_EQ(d["rdmanet"]["pcp"], 3);
+  EXPECT_EQ(d["rdmanet"]["roce-v2-gid-index"], 3);  // the GID of 10.56.0.2
+}
+
+TEST_F(SriovTest, DelRestoresEveryVfKnobAndTheNetdev) {
+  const World before = world();
+  const json out = addOk(sriovConf());
+  const Invocation del = invoke("DEL", withPrev(sriovConf(), out));
+  ASSERT_EQ(del.exit_code, 0) << del.stdout_data;
+  EXPECT_EQ(world(), before) << dumpWorld(world()) << "\n--- want\n" << dumpWorld(before);
+  EXPECT_FALSE(std::filesystem::exists(tmp_.path() / "devinfo/c1.json"));
+  EXPECT_EQ(ipam_.count("DEL"), 1);
+}
+
+TEST_F(SriovTest, DelRestoresThePfSettingsBeforeMovingTheNetdevBack) {
+  addOk(sriovConf());
+  const size_t mark = kernel_.callLog().size();
+  ASSERT_EQ(invoke("DEL", sriovConf()).exit_code, 0);
+  const auto log = kernel_.callLog();
+  size_t last_vf_set = 0, first_move = 0;
+  for (size_t i = mark; i < log.size(); ++i) {
+    if (log[i].rfind("setVf", 0) == 0) last_vf_set = i;
+    if (log[i].rfind("moveToNetns", 0) == 0 && first_move == 0) first_move = i;
+  }
+  ASSERT_GT(first_move, 0u);
+  EXPECT_LT(last_vf_set, first_move);
+}
+
+TEST_F(SriovTest, DoubleDelSucceeds) {
+  const World before = world();
+  addOk(sriovConf());
+  EXPECT_EQ(invoke("DEL", sriovConf()).exit_code, 0);
+  const Invocation again = invoke("DEL", sriovConf());
+  EXPECT_EQ(again.exit_code, 0) << again.stdout_data;
+  EXPECT_EQ(world(), before);
+}
+
+TEST_F(SriovTest, DelAfterTheNetnsIsGoneStillRestoresTheVf) {
+  const World before = world();
+  addOk(sriovConf());
+  kernel_.deleteNetns("pod1");  // the VF falls back to the host under its pod name
+  const Invocation del = invoke("DEL", sriovConf(), "");
+  ASSERT_EQ(del.exit_code, 0) << del.stdout_data;
+  World after = world();
+  EXPECT_EQ(after.host_links, before.host_links) << dumpWorld(after);
+  EXPECT_EQ(after.vfs, before.vfs);
+  EXPECT_EQ(after.rdma, before.rdma);
+  EXPECT_TRUE(after.state_files.empty());
+  EXPECT_TRUE(after.leases.empty());
+}
+
+TEST_F(SriovTest, ARefusedKnobFailsCleanlyAndRollsEverythingBack) {
+  kernel_.unsupportVfKnob(FakeKernel::kHost, "ens1f0", VfKnob::kLinkState);
+  const World before = world();
+  const Invocation out = invoke("ADD", sriovConf());
+  ASSERT_NE(out.exit_code, 0);
+  const json err = json::parse(out.stdout_data);
+  EXPECT_EQ(err["code"], 101);
+  const std::string msg = err["msg"];
+  EXPECT_NE(msg.find("link_state"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("Operation not supported"), std::string::npos) << msg;
+  EXPECT_NE(err["details"].get<std::string>().find("ens1f0"), std::string::npos);
+  EXPECT_EQ(world(), before) << dumpWorld(world());
+}
+
+TEST_F(SriovTest, IpamFailureRollsBackAndPassesTheDelegateCode) {
+  ipam_.fail = json{{"code", 11}, {"msg", "no free addresses"}};
+  const World before = world();
+  const Invocation out = invoke("ADD", sriovConf());
+  ASSERT_NE(out.exit_code, 0);
+  const json err = json::parse(out.stdout_data);
+  EXPECT_EQ(err["code"], 11);
+  EXPECT_NE(err["msg"].get<std::string>().find("no free addresses"), std::string::npos);
+  EXPECT_EQ(world(), before) << dumpWorld(world());
+}
+
+TEST_F(SriovTest, ModeIsInferredFromAVfDeviceId) {
+  const json out = addOk(R"({"cniVersion": "0.3.1", "name": "n", "type": "rdmanet",
+    "deviceID": "0000:81:10.2"})");
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+  EXPECT_EQ(out["cniVersion"], "0.3.1");
+  EXPECT_FALSE(out["interfaces"][0].contains("pciID"));  // 1.1 only
+}
+
+TEST_F(SriovTest, RdmaFalseLeavesTheRdmaDeviceInTheHost) {
+  addOk(sriovConf(R"(, "rdma": false)"));
+  EXPECT_EQ(kernel_.rdmaNetnsOf("mlx5_1"), FakeKernel::kHost);
+}
+
+TEST_F(SriovTest, SharedRdmaModeMovesNothing) {
+  kernel_.setRdmaNetnsMode(RdmaNetnsMode::kShared);
+  addOk(sriovConf());
+  EXPECT_EQ(kernel_.rdmaNetnsOf("mlx5_1"), FakeKernel::kHost);
+}
+
+TEST_F(SriovTest, AKernelWithoutRdmaNetlinkStillAttaches) {
+  kernel_.setRdmaSupported(false);
+  addOk(sriovConf());
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+}
+
+TEST_F(SriovTest, ABusyDeviceIsTryAgainLater) {
+  ASSERT_TRUE(deps_->store.ensure().ok());
+  auto held = DeviceLock::acquire(deps_->store.lockPath(lockName("dev", "0000:81:10.0")),
+                                  std::chrono::milliseconds(10));
+  ASSERT_TRUE(held.ok());
+  const World before = world();
+  const auto t0 = std::chrono::steady_clock::now();
+  const Invocation out = invoke("ADD", sriovConf());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  ASSERT_NE(out.exit_code, 0);
+  EXPECT_EQ(json::parse(out.stdout_data)["code"], 11);
+  EXPECT_EQ(world(), before);
+}
+
+TEST_F(SriovTest, APfDeviceIdIsHostDeviceNotSriov) {
+  const Invocation out = invoke("ADD", R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet",
+    "mode": "sriov", "deviceID": "0000:81:00.0"})");
+  ASSERT_NE(out.exit_code, 0);
+  EXPECT_EQ(json::parse(out.stdout_data)["code"], 7);
+}
+
+TEST_F(SriovTest, AMissingDeviceIs100) {
+  const Invocation out = invoke("ADD", R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet",
+    "deviceID": "0000:99:00.0"})");
+  ASSERT_NE(out.exit_code, 0);
+  EXPECT_EQ(json::parse(out.stdout_data)["code"], 100);
+}
+
+TEST_F(SriovTest, CheckPassesAfterAddAndCatchesVfDrift) {
+  const json out = addOk(sriovConf());
+  const Invocation ok = invoke("CHECK", withPrev(sriovConf(), out));
+  EXPECT_EQ(ok.exit_code, 0) << ok.stdout_data;
+  ASSERT_TRUE(host_.setVfVlan(pf_ifindex_, 0, 200, 3, 0x8100).ok());
+  const Invocation bad = invoke("CHECK", withPrev(sriovConf(), out));
+  ASSERT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.stdout_data.find("vlan 200"), std::string::npos) << bad.stdout_data;
+}
+
+// Fault injection: fail the nth state-changing kernel call of a successful ADD, for every n,
+// and prove that nothing is left behind.
+TEST(SriovRollbackTest, AddRollsBackAfterAFailureAtEveryStep) {
+  int mutations = 0;
+  {
+    TestNode n;
+    n.kernel_.clearFaults();
+    const int start = n.kernel_.mutations();
+    n.addOk(n.sriovConf());
+    mutations = n.kernel_.mutations() - start;
+  }
+  ASSERT_GT(mutations, 8);
+  for (int i = 1; i <= mutations; ++i) {
+    TestNode n;
+    const TestNode::World before = n.world();
+    n.kernel_.failMutation(i, EIO);
+    const Invocation out = n.invoke("ADD", n.sriovConf());
+    EXPECT_NE(out.exit_code, 0) << "mutation " << i;
+    n.kernel_.clearFaults();
+    EXPECT_EQ(n.world(), before) << "after failing mutation " << i << ":\n"
+                                 << dumpWorld(n.world()) << "\n--- want\n"
+                                 << dumpWorld(before);
+  }
+}
+
+}  // namespace
+}  // namespace rdmanet::cni::testing
