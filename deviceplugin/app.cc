@@ -1,0 +1,116 @@
+#include "deviceplugin/app.h"
+
+#include <fmt/format.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "deviceplugin/daemon.h"
+#include "deviceplugin/flags.h"
+#include "deviceplugin/http_server.h"
+#include "deviceplugin/logging.h"
+
+namespace rdmanet::dp {
+
+namespace {
+
+int checkConfig(const std::filesystem::path& file) {
+  auto cfg = loadConfigFile(file);
+  if (!cfg.ok()) {
+    std::cerr << "invalid config: " << cfg.error().msg << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("config OK: {} pools\n", cfg->pools.size());
+  for (const auto& p : cfg->pools) {
+    std::cout << fmt::format("  {} mode={} preferredAllocation={} selectors={}\n", p.fullName(),
+                             poolModeName(p.mode), policyName(p.preferred_allocation),
+                             p.selectors.size());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int runDevicePlugin(int argc, const char* const* argv) {
+  auto flags = parseFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "rdmanet-device-plugin: " << flags.error().msg << "\n";
+    return 1;
+  }
+  if (flags->help) {
+    std::cout << usage();
+    return 0;
+  }
+  if (!flags->check_config.empty()) return checkConfig(flags->check_config);
+  if (auto st = setLogLevel(flags->log_level); !st.ok()) {
+    std::cerr << "rdmanet-device-plugin: " << st.error().msg << "\n";
+    return 1;
+  }
+  auto log = logger(Component::kConfig);
+  PluginConfig config = defaultConfig();
+  if (!flags->config.empty()) {
+    auto cfg = loadConfigFile(flags->config);
+    if (!cfg.ok()) {
+      log->error("bad config: {}", cfg.error().msg);
+      return 1;
+    }
+    config = std::move(cfg).value();
+  }
+  // Blocked before any thread exists, so only the daemon's signalfd ever sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  Metrics metrics;
+  std::unique_ptr<HttpServer> http;
+  if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
+    auto srv = HttpServer::start(flags->metrics_addr, [&metrics](const std::string& path) {
+      if (path == "/metrics") {
+        return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
+      }
+      if (path == "/healthz") return HttpResponse{200, "text/plain", "ok\n"};
+      if (path == "/readyz") {
+        return metrics.ready() ? HttpResponse{200, "text/plain", "ready\n"}
+                               : HttpResponse{503, "text/plain", "not all pools registered\n"};
+      }
+      return HttpResponse{404, "text/plain", "not found\n"};
+    });
+    if (!srv.ok()) {
+      logger(Component::kMetrics)->error("{}", srv.error().msg);
+      return srv.error().code == ErrorCode::kInvalidConfig ? 1 : 2;
+    }
+    http = std::move(srv).value();
+    logger(Component::kMetrics)->info("metrics listening on port {}", http->port());
+  }
+  auto endpoints = makeGrpcEndpointFactory();
+  auto registrar = makeGrpcRegistrar(std::chrono::seconds(3));
+  std::unique_ptr<LinkSource> links;
+  if (auto l = openNetlinkLinkSource(); l.ok()) {
+    links = std::move(l).value();
+  } else {
+    logger(Component::kHealth)
+        ->warn("no netlink link monitor ({}); health from sysfs only", l.error().msg);
+  }
+  DaemonOptions opts{
+      .kubelet_dir = flags->kubelet_dir,
+      .sysfs_root = flags->sysfs_root,
+      .config_path = flags->config,
+      .pool = {.devinfo_dir = flags->devinfo_dir, .cdi_dir = flags->cdi_dir, .cdi = flags->cdi},
+      .resync = std::chrono::seconds(flags->resync_seconds),
+  };
+  Daemon daemon(std::move(opts), std::move(config),
+                {.endpoints = endpoints.get(),
+                 .registrar = registrar.get(),
+                 .metrics = &metrics,
+                 .links = std::move(links)});
+  if (auto st = daemon.run(); !st.ok()) {
+    logger(Component::kServer)->error("{}", st.error().msg);
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,29 @@
+#pragma once
+// Command line of rdmanet-device-plugin. Every flag takes "--flag VALUE" or "--flag=VALUE".
+
+#include <filesystem>
+#include <string>
+
+#include "common/base/result.h"
+
+namespace rdmanet::dp {
+
+struct Flags {
+  std::filesystem::path config{};  // empty: built-in default pools
+  std::filesystem::path kubelet_dir = "/var/lib/kubelet";
+  std::filesystem::path sysfs_root = "/";
+  std::filesystem::path devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
+  std::filesystem::path cdi_dir = "/var/run/cdi";
+  bool cdi = false;
+  std::string metrics_addr = ":9109";  // "" or "off": no metrics server
+  std::string log_level = "info";
+  int resync_seconds = 30;
+  std::filesystem::path check_config{};  // validate this file, print the pools, exit
+  bool help = false;
+};
+
+// Error 7 naming the flag for an unknown flag, a missing value or a bad value.
+Result<Flags> parseFlags(int argc, const char* const* argv);
+std::string usage();
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,161 @@
+// Event-driven health and membership against `rdmanet-simnode up`: real veths whose carrier the
+// simulated node flips, seen by the plugin's netlink link monitor. Needs root (skips clearly
+// otherwise); each test has its own --root and interface prefix, so it runs in parallel with
+// other tests.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+
+#include "common/base/sysfs.h"
+#include "common/inventory/node.h"
+#include "tests/deviceplugin/integration/harness.h"
+#include "tests/simnode/command.h"
+#include "tests/simnode/sim_tree.h"
+
+namespace rdmanet::dp::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using sim::runCommand;
+
+class DpLinkIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root: the simulated node creates real veths";
+    if (runCommand({"ip", "-V"}).rc != 0) GTEST_SKIP() << "needs iproute2 (`ip`)";
+    const char* name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    prefix_ = fmt::format("d{:03x}{}", static_cast<unsigned>(::getpid()) & 0xfff,
+                          static_cast<char>('a' + (std::hash<std::string>{}(name) % 26)));
+    work_ = freshDir(name);
+    root_ = work_ / "node";
+    auto up = simnode({"up", "--ifprefix", prefix_, "--topology",
+                       RDMANET_SOURCE_DIR "/hack/topologies/default.json"});
+    ASSERT_EQ(up.rc, 0) << up.out;
+    inv_ = scanNode(Sysfs(root_));
+    std::vector<std::string> args = {
+        "--kubelet-dir", (work_ / "kubelet").string(), "--sysfs-root",   root_.string(),
+        "--devinfo-dir", (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0"};
+    plugin_ = std::make_unique<PluginProc>(args, work_);
+    kubelet_ = std::make_unique<FakeKubeletProc>(work_ / "kubelet", work_);
+    ASSERT_TRUE(kubelet_->command("wait rdma/vf")) << plugin_->log();
+  }
+  void TearDown() override {
+    kubelet_.reset();
+    if (plugin_) {
+      plugin_->child().signal(SIGTERM);
+      EXPECT_EQ(plugin_->child().wait(10s), 0);
+    }
+    for (const auto& l : extra_links_) (void)runCommand({"ip", "link", "del", l});
+    if (!root_.empty()) (void)simnode({"down"});
+    if (!HasFailure() && !work_.empty()) fs::remove_all(work_);
+  }
+  sim::CommandResult simnode(std::vector<std::string> args) {
+    args.insert(args.begin(), RDMANET_SIMNODE_BIN);
+    args.push_back("--root");
+    args.push_back(root_.string());
+    return runCommand(args);
+  }
+  // The PCI address of the function owning netdev `name` (prefix added).
+  std::string idOf(const std::string& name) {
+    for (const auto& fn : inv_.nics) {
+      for (const auto& n : fn.netdevs) {
+        if (n.name == prefix_ + name) return fn.pci.address.str();
+      }
+    }
+    ADD_FAILURE() << "no netdev " << name;
+    return "";
+  }
+  // Flips a link and returns the ms until the stream showed `id` with that health.
+  double flip(const std::string& netdev, bool up, const std::string& id) {
+    size_t mark = kubelet_->mark();
+    int64_t t0 = nowNs();
+    auto r = simnode({"link", prefix_ + netdev, up ? "up" : "down"});
+    EXPECT_EQ(r.rc, 0) << r.out;
+    auto ev = kubelet_->waitEvent(
+        [&](const Json& e) { return isEvent("devices", "rdma/vf")(e) && healthyOf(e, id) == up; },
+        5s, mark);
+    if (!ev) {
+      ADD_FAILURE() << "no update for " << id << "\n" << plugin_->log();
+      return 1e9;
+    }
+    return ((*ev)["t_ns"].get<int64_t>() - t0) / 1e6;
+  }
+
+  std::string prefix_;
+  fs::path work_, root_;
+  NodeInventory inv_;
+  std::unique_ptr<PluginProc> plugin_;
+  std::unique_ptr<FakeKubeletProc> kubelet_;
+  std::vector<std::string> extra_links_;
+};
+
+TEST_F(DpLinkIntegrationTest, VfLinkDownAndUpSeenInTheStreamWithinOneSecond) {
+  std::string id = idOf("ens1f0v1");
+  double down_ms = flip("ens1f0v1", false, id);
+  EXPECT_LT(down_ms, 1000);
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 15 16"));
+  double up_ms = flip("ens1f0v1", true, id);
+  EXPECT_LT(up_ms, 1000);
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 16 16"));
+  RecordProperty("link_down_ms", std::to_string(down_ms));
+  RecordProperty("link_up_ms", std::to_string(up_ms));
+  // Allocating the VF while it is down is refused with UNAVAILABLE.
+  flip("ens1f0v1", false, id);
+  EXPECT_FALSE(kubelet_->command("allocate rdma/vf " + id));
+  auto ev = kubelet_->waitEvent(isEvent("allocate", "rdma/vf"), 1s);
+  ASSERT_TRUE(ev);
+  EXPECT_EQ((*ev)["error"]["code"], "UNAVAILABLE");
+}
+
+TEST_F(DpLinkIntegrationTest, PfLinkDownTakesItsVfsDown) {
+  double ms = flip("ens2f1", false, idOf("ens2f1v0"));
+  EXPECT_LT(ms, 1000);
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 12 16 2000"));
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/shared 300 400 2000"));
+  flip("ens2f1", true, idOf("ens2f1v0"));
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 16 16 2000"));
+}
+
+TEST_F(DpLinkIntegrationTest, VfCountChangeShowsUpWithoutRestart) {
+  // "Enable" a fifth VF on ens1f0: the function appears in sysfs and its netdev in the kernel,
+  // as when sriov_numvfs grows.
+  sim::SimTree tree(root_);
+  PciAddress pf = PciAddress::parse(idOf("ens1f0")).value();
+  PciAddress vfa = PciAddress::parse("0000:03:07.0").value();
+  std::string parent = tree.dirOf(pf);
+  parent = parent.substr(0, parent.rfind('/'));
+  tree.addFunction(parent, {.address = vfa, .device = "101e"});
+  tree.linkVf(pf, vfa, 4);
+  tree.writeAttr(tree.dirOf(pf) + "/sriov_numvfs", "5");
+  std::string name = prefix_ + "newvf";
+  tree.addNetdev(vfa, {.name = name, .ifindex = 9999});
+  tree.addRdmaDevice(vfa, {.name = "mlx5_99", .uverbs = 99, .umad = 99});
+  size_t mark = kubelet_->mark();
+  ASSERT_EQ(runCommand({"ip", "link", "add", name, "type", "veth", "peer", "name", name + "p"}).rc,
+            0);
+  extra_links_.push_back(name);
+  auto ev = kubelet_->waitEvent(
+      [&](const Json& e) { return isEvent("devices", "rdma/vf")(e) && e["count"] == 17; }, 3s,
+      mark);
+  ASSERT_TRUE(ev) << plugin_->log();
+  EXPECT_NE(healthyOf(*ev, vfa.str()), -1);
+  // And "disable" it again.
+  mark = kubelet_->mark();
+  tree.remove("/sys/bus/pci/devices/" + vfa.str());
+  tree.remove(tree.dirOf(pf) + "/virtfn4");
+  tree.remove("/sys/class/net/" + name);
+  tree.remove("/sys/class/infiniband/mlx5_99");
+  tree.writeAttr(tree.dirOf(pf) + "/sriov_numvfs", "4");
+  ASSERT_EQ(runCommand({"ip", "link", "del", name}).rc, 0);
+  extra_links_.clear();
+  ev = kubelet_->waitEvent(
+      [&](const Json& e) { return isEvent("devices", "rdma/vf")(e) && e["count"] == 16; }, 3s,
+      mark);
+  ASSERT_TRUE(ev) << plugin_->log();
+  EXPECT_EQ(healthyOf(*ev, vfa.str()), -1);
+}
+
+}  // namespace
+}  // namespace rdmanet::dp::testing
