@@ -16,10 +16,10 @@ enum class LinkType { kEther, kInfiniband, kOther };
 struct Netdev {
   std::string name;
   int ifindex = 0;
-  std::string mac;        // "aa:bb:cc:dd:ee:ff" as sysfs prints it (address)
+  std::string mac;  // "aa:bb:cc:dd:ee:ff" as sysfs prints it (address)
   int mtu = 0;
-  std::string operstate;  // "up", "down", "unknown", ...
-  std::optional<int> speed_mbps;  // absent when the link is down or the driver does not say
+  std::string operstate;                  // "up", "down", "unknown", ...
+  std::optional<int> speed_mbps;          // absent when the link is down or the driver does not say
   LinkType link_type = LinkType::kOther;  // from `type`: 1 = ether, 32 = infiniband
   std::optional<PciAddress> pci;          // the function it belongs to, if any
 };

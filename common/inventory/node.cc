@@ -13,8 +13,28 @@ const NicFunction* NodeInventory::nic(const PciAddress& a) const {
 
 bool isGpu(const PciFunction& f) { return f.vendor == "10de" && (f.class_code >> 16) == 0x03; }
 
+namespace {
+
+// The RDMA devices of one function from the node-wide grouping. A hardware device that sits under
+// the function but is missing from /sys/class/infiniband is not in the grouping; such a function
+// is read on its own.
+std::vector<RdmaDevice> rdmaOf(const Sysfs& sysfs, const PciAddress& addr,
+                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn) {
+  std::vector<RdmaDevice> devs;
+  if (auto it = by_fn.find(addr); it != by_fn.end()) devs = std::move(it->second);
+  for (const auto& name : sysfs.list("/sys/bus/pci/devices/" + addr.str() + "/infiniband")) {
+    const bool known =
+        std::any_of(devs.begin(), devs.end(), [&](const RdmaDevice& d) { return d.name == name; });
+    if (!known) return rdmaDevicesOf(sysfs, addr);
+  }
+  return devs;
+}
+
+}  // namespace
+
 NodeInventory scanNode(const Sysfs& sysfs) {
   NodeInventory inv;
+  auto rdma_by_fn = rdmaDevicesByFunction(sysfs);
   for (const auto& addr : listPciFunctions(sysfs)) {
     auto fn = readPciFunction(sysfs, addr);
     if (!fn.ok()) continue;  // vanished between listing and reading
@@ -29,7 +49,7 @@ NodeInventory scanNode(const Sysfs& sysfs) {
       inv.nics.push_back(NicFunction{.pci = std::move(fn).value(),
                                      .placement = std::move(placement),
                                      .netdevs = netdevsOf(sysfs, addr),
-                                     .rdma = rdmaDevicesOf(sysfs, addr)});
+                                     .rdma = rdmaOf(sysfs, addr, rdma_by_fn)});
     } else {
       inv.gpus.push_back(
           GpuFunction{.pci = std::move(fn).value(), .placement = std::move(placement)});

@@ -17,9 +17,9 @@ namespace rdmanet {
 
 struct PciFunction {
   PciAddress address;
-  std::string sysfs_dir;  // in-tree canonical dir, "/sys/devices/pci0000:80/.../0000:81:00.0"
-  std::string vendor;     // lowercase hex without 0x: "15b3"
-  std::string device;     // "101d"
+  std::string sysfs_dir;    // in-tree canonical dir, "/sys/devices/pci0000:80/.../0000:81:00.0"
+  std::string vendor;       // lowercase hex without 0x: "15b3"
+  std::string device;       // "101d"
   uint32_t class_code = 0;  // 24-bit class, e.g. 0x020000 (Ethernet), 0x030200 (3D)
   std::string driver;       // bound driver name ("mlx5_core", "vfio-pci"), empty if unbound
   int numa_node = -1;       // -1 when absent or the platform reports none
@@ -28,7 +28,7 @@ struct PciFunction {
   // SR-IOV. A PF has sriov_totalvfs > 0 (possibly 0 VFs enabled); a VF has `physfn`.
   int sriov_totalvfs = 0;
   int sriov_numvfs = 0;
-  std::vector<PciAddress> vfs;  // virtfn0..N-1, by index; missing links are skipped
+  std::vector<PciAddress> vfs;   // virtfn0..N-1, by index; missing links are skipped
   std::optional<PciAddress> pf;  // set on a VF
   std::optional<int> vf_index;   // set on a VF: the N of the PF's virtfnN pointing here
 

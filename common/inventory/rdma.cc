@@ -147,14 +147,22 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
   for (const auto& [n, entry] : ports)
     d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n));
 
-  std::vector<std::string> verbs_dirs{"/sys/class/infiniband_verbs"};
-  std::vector<std::string> mad_dirs{"/sys/class/infiniband_mad"};
+  // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
+  // class directories hold every device's, and matching them costs one `ibdev` read per entry
+  // per device (quadratic on a node with many VFs), so they are scanned only when the function's
+  // directories give no uverbs node: software devices (their nodes live under
+  // /sys/devices/virtual) and trees without the per-function directories.
   if (!parent_dir.empty()) {
-    verbs_dirs.push_back(parent_dir + "/infiniband_verbs");
-    mad_dirs.push_back(parent_dir + "/infiniband_mad");
+    collectCharDevices(sysfs, {parent_dir + "/infiniband_verbs"}, name, d.char_devices);
+    collectCharDevices(sysfs, {parent_dir + "/infiniband_mad"}, name, d.char_devices);
   }
-  collectCharDevices(sysfs, verbs_dirs, name, d.char_devices);
-  collectCharDevices(sysfs, mad_dirs, name, d.char_devices);
+  const bool has_uverbs =
+      std::any_of(d.char_devices.begin(), d.char_devices.end(),
+                  [](const RdmaCharDevice& c) { return c.name.starts_with("uverbs"); });
+  if (!has_uverbs) {
+    collectCharDevices(sysfs, {"/sys/class/infiniband_verbs"}, name, d.char_devices);
+    collectCharDevices(sysfs, {"/sys/class/infiniband_mad"}, name, d.char_devices);
+  }
   // rdma_cm is one node shared by every device (the connection manager multiplexes them), so
   // every device lists it; /sys/class/misc/rdma_cm/dev gives its numbers when rdma_ucm is loaded.
   d.char_devices.push_back(charDevice(sysfs, "/sys/class/misc/rdma_cm", "rdma_cm"));
@@ -208,6 +216,17 @@ std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr
   }
   std::sort(out.begin(), out.end(),
             [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+  return out;
+}
+
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs) {
+  std::map<PciAddress, std::vector<RdmaDevice>> out;
+  for (const auto& name : listRdmaDevices(sysfs)) {
+    auto d = readRdmaDevice(sysfs, name);
+    if (!d.ok() || !d->pci) continue;
+    const PciAddress fn = *d->pci;
+    out[fn].push_back(std::move(d).value());  // names arrive sorted, so each list is too
+  }
   return out;
 }
 

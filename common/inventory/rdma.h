@@ -6,6 +6,7 @@
 // parent; their `parent` file names the netdev they run on, so they are associated with a PCI
 // function through that netdev.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +26,11 @@ struct RdmaGid {
 
 struct RdmaPort {
   int num = 1;
-  std::string state;       // "ACTIVE" (from "4: ACTIVE")
-  int state_num = 0;       // 4
-  std::string phys_state;  // "LinkUp" (from "5: LinkUp")
-  int phys_state_num = 0;  // 5
-  std::string link_layer;  // "Ethernet" or "InfiniBand"
+  std::string state;          // "ACTIVE" (from "4: ACTIVE")
+  int state_num = 0;          // 4
+  std::string phys_state;     // "LinkUp" (from "5: LinkUp")
+  int phys_state_num = 0;     // 5
+  std::string link_layer;     // "Ethernet" or "InfiniBand"
   std::vector<RdmaGid> gids;  // only non-zero GIDs
 };
 
@@ -42,10 +43,10 @@ struct RdmaCharDevice {
 };
 
 struct RdmaDevice {
-  std::string name;                // "mlx5_0", "rxe0"
-  std::optional<PciAddress> pci;   // the function it belongs to (via `device` or `parent`)
-  std::string parent_netdev;       // software devices: the netdev named in `parent`
-  bool is_software = false;        // under devices/virtual/infiniband
+  std::string name;               // "mlx5_0", "rxe0"
+  std::optional<PciAddress> pci;  // the function it belongs to (via `device` or `parent`)
+  std::string parent_netdev;      // software devices: the netdev named in `parent`
+  bool is_software = false;       // under devices/virtual/infiniband
   std::string node_guid;
   std::vector<RdmaPort> ports;
   std::vector<RdmaCharDevice> char_devices;  // uverbs/umad/issm of this device, plus rdma_cm
@@ -58,5 +59,10 @@ Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name);
 // RDMA devices belonging to a PCI function: hardware ones under it, and software ones whose
 // parent netdev is one of its netdevs.
 std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
+// Every RDMA device listed in /sys/class/infiniband, each read once, grouped by the function it
+// belongs to (as rdmaDevicesOf() decides) and sorted by name. A whole-node scan uses this instead
+// of rdmaDevicesOf() per function, which reads every device's `parent` once per function.
+// Devices that belong to no PCI function are left out.
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs);
 
 }  // namespace rdmanet

@@ -24,8 +24,8 @@ std::string_view distanceName(Distance d);  // "PIX", "PXB", "PHB", "NODE", "SYS
 
 struct PciePlacement {
   PciAddress address;
-  std::string root_complex;            // "pci0000:80"
-  std::vector<PciAddress> bridges;     // from the root port down to the device's parent bridge
+  std::string root_complex;         // "pci0000:80"
+  std::vector<PciAddress> bridges;  // from the root port down to the device's parent bridge
   int numa_node = -1;
 };
 
