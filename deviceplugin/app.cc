@@ -5,11 +5,16 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <string_view>
+#include <vector>
 
+#include "common/net/libnl_netlink.h"
 #include "deviceplugin/daemon.h"
+#include "deviceplugin/doctor_runner.h"
 #include "deviceplugin/flags.h"
 #include "deviceplugin/http_server.h"
 #include "deviceplugin/logging.h"
+#include "deviceplugin/subcommands.h"
 
 namespace rdmanet::dp {
 
@@ -30,9 +35,24 @@ int checkConfig(const std::filesystem::path& file) {
   return 0;
 }
 
+// The doctor checks PFC on the priority the pools' traffic uses: the first pool that names one.
+doctor::DoctorOptions doctorOptions(const PluginConfig& config) {
+  doctor::DoctorOptions o;
+  for (const auto& p : config.pools) {
+    if (p.lossless && p.lossless->priority) {
+      o.lossless_priority = *p.lossless->priority;
+      break;
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 int runDevicePlugin(int argc, const char* const* argv) {
+  if (argc >= 2 && std::string_view(argv[1]) == "doctor") {
+    return runDoctorCommand(std::vector<std::string>(argv + 2, argv + argc));
+  }
   auto flags = parseFlags(argc, argv);
   if (!flags.ok()) {
     std::cerr << "rdmanet-device-plugin: " << flags.error().msg << "\n";
@@ -43,6 +63,7 @@ int runDevicePlugin(int argc, const char* const* argv) {
     return 0;
   }
   if (!flags->check_config.empty()) return checkConfig(flags->check_config);
+  if (!flags->install_cni.empty()) return runInstallCni(argv[0], flags->install_cni);
   if (auto st = setLogLevel(flags->log_level); !st.ok()) {
     std::cerr << "rdmanet-device-plugin: " << st.error().msg << "\n";
     return 1;
@@ -65,11 +86,24 @@ int runDevicePlugin(int argc, const char* const* argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   Metrics metrics;
+  // Started after the signals are blocked (its thread inherits the mask); read by /metrics.
+  std::unique_ptr<DoctorRunner> doctor;
+  if (flags->doctor_interval.count() > 0) {
+    doctor =
+        std::make_unique<DoctorRunner>(DoctorRunnerOptions{.sysfs_root = flags->sysfs_root,
+                                                           .interval = flags->doctor_interval,
+                                                           .doctor = doctorOptions(config)},
+                                       []() -> Result<std::unique_ptr<Netlink>> {
+                                         RDMANET_ASSIGN_OR_RETURN(auto nl, LibnlNetlink::open());
+                                         return std::unique_ptr<Netlink>(std::move(nl));
+                                       });
+  }
   std::unique_ptr<HttpServer> http;
   if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
-    auto srv = HttpServer::start(flags->metrics_addr, [&metrics](const std::string& path) {
+    auto srv = HttpServer::start(flags->metrics_addr, [&metrics, &doctor](const std::string& path) {
       if (path == "/metrics") {
-        return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", metrics.render()};
+        return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                            metrics.render() + (doctor ? doctor->render() : std::string())};
       }
       if (path == "/healthz") return HttpResponse{200, "text/plain", "ok\n"};
       if (path == "/readyz") {

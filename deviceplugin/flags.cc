@@ -26,9 +26,42 @@ Flags:
   --metrics-addr ADDR   [HOST]:PORT for /metrics, /healthz, /readyz (default :9109; "off" disables)
   --log-level LEVEL     trace, debug, info, warn, error or off (default info)
   --resync-interval S   seconds between full rescans, a safety net behind events (default 30)
+  --doctor-interval D   run the node doctor's checks every D (e.g. 60s, 500ms, 5m) and export
+                        them on /metrics as rdmanet_doctor_check{check,device}; 0 disables
+                        (default 60s)
   --check-config FILE   validate FILE, print its pools and exit (0 valid, 1 invalid)
+  --install-cni DIR     copy the `rdmanet` CNI binary installed next to this one into DIR
+                        atomically (temp file, fsync, rename) and exit: the chart's init container
   --help                this text
+
+Subcommands:
+  rdmanet-device-plugin doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]
+                        [--lossless-priority P] [--sysfs-root DIR]
+                        the node's pre-training network checklist, once (as rdmanet-doctor;
+                        exit 0 pass, 1 a check FAILed, 2 usage error); `doctor --help` for more
 )";
+}
+
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || p == text.data() || n < 0) return std::nullopt;
+  const std::string_view unit(p, static_cast<size_t>(text.data() + text.size() - p));
+  int64_t ms_per = 0;
+  if (unit.empty() || unit == "s") {
+    ms_per = 1000;
+  } else if (unit == "ms") {
+    ms_per = 1;
+  } else if (unit == "m") {
+    ms_per = 60 * 1000;
+  } else if (unit == "h") {
+    ms_per = 3600 * 1000;
+  } else {
+    return std::nullopt;
+  }
+  constexpr int64_t kDayMs = 86400 * 1000LL;
+  if (n > kDayMs / ms_per) return std::nullopt;
+  return std::chrono::milliseconds(n * ms_per);
 }
 
 namespace {
@@ -61,8 +94,9 @@ Result<Flags> parseFlags(int argc, const char* const* argv) {
       continue;
     }
     static constexpr std::string_view kValued[] = {
-        "--config",       "--kubelet-dir", "--sysfs-root",   "--devinfo-dir",    "--cdi-dir",
-        "--metrics-addr", "--log-level",   "--check-config", "--resync-interval"};
+        "--config",          "--kubelet-dir",  "--sysfs-root",     "--devinfo-dir",
+        "--cdi-dir",         "--metrics-addr", "--log-level",      "--check-config",
+        "--resync-interval", "--install-cni",  "--doctor-interval"};
     if (std::find(std::begin(kValued), std::end(kValued), name) == std::end(kValued)) {
       return bad(name, "unknown flag (see --help)");
     }
@@ -87,6 +121,15 @@ Result<Flags> parseFlags(int argc, const char* const* argv) {
       f.log_level = value;
     } else if (name == "--check-config") {
       f.check_config = value;
+    } else if (name == "--install-cni") {
+      f.install_cni = value;
+    } else if (name == "--doctor-interval") {
+      auto d = parseDuration(value);
+      if (!d) {
+        return bad(
+            name, fmt::format("\"{}\" is not a duration (e.g. 60s, 500ms, 5m; 0 disables)", value));
+      }
+      f.doctor_interval = *d;
     } else if (name == "--resync-interval") {
       int n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

@@ -1,8 +1,11 @@
 #pragma once
 // Command line of rdmanet-device-plugin. Every flag takes "--flag VALUE" or "--flag=VALUE".
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/base/result.h"
 
@@ -19,11 +22,18 @@ struct Flags {
   std::string log_level = "info";
   int resync_seconds = 30;
   std::filesystem::path check_config{};  // validate this file, print the pools, exit
+  std::filesystem::path install_cni{};   // copy the sibling `rdmanet` binary into DIR, exit
+  // Period of the node doctor's checks exported on /metrics; 0 disables them.
+  std::chrono::milliseconds doctor_interval{std::chrono::seconds(60)};
   bool help = false;
 };
 
 // Error 7 naming the flag for an unknown flag, a missing value or a bad value.
 Result<Flags> parseFlags(int argc, const char* const* argv);
 std::string usage();
+
+// "90s", "500ms", "5m", "1h", or a bare number of seconds; "0" is allowed (disabled). nullopt
+// for anything else, negative values and more than a day.
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text);
 
 }  // namespace rdmanet::dp

@@ -10,9 +10,9 @@ namespace rdmanet::dp {
 
 namespace {
 
-constexpr std::array<Component, 6> kAll = {Component::kDiscovery, Component::kServer,
-                                           Component::kKubelet,   Component::kHealth,
-                                           Component::kMetrics,   Component::kConfig};
+constexpr std::array<Component, 7> kAll = {
+    Component::kDiscovery, Component::kServer, Component::kKubelet, Component::kHealth,
+    Component::kMetrics,   Component::kConfig, Component::kDoctor};
 
 struct Loggers {
   std::mutex mu;
@@ -43,6 +43,8 @@ std::string_view componentName(Component c) {
       return "metrics";
     case Component::kConfig:
       return "config";
+    case Component::kDoctor:
+      return "doctor";
   }
   return "?";
 }

@@ -11,7 +11,7 @@
 
 namespace rdmanet::dp {
 
-enum class Component { kDiscovery, kServer, kKubelet, kHealth, kMetrics, kConfig };
+enum class Component { kDiscovery, kServer, kKubelet, kHealth, kMetrics, kConfig, kDoctor };
 
 std::string_view componentName(Component c);
 // The component's logger, created on first use. Thread-safe.

@@ -69,11 +69,47 @@ TEST(FlagsTest, HelpListsEveryFlag) {
   auto f = parse({"--help"});
   ASSERT_TRUE(f.ok());
   EXPECT_TRUE(f->help);
-  for (const char* flag :
-       {"--config", "--kubelet-dir", "--sysfs-root", "--devinfo-dir", "--cdi-dir", "--cdi",
-        "--metrics-addr", "--log-level", "--check-config", "--help"}) {
+  for (const char* flag : {"--config", "--kubelet-dir", "--sysfs-root", "--devinfo-dir",
+                           "--cdi-dir", "--cdi", "--metrics-addr", "--log-level", "--check-config",
+                           "--help", "--install-cni", "--doctor-interval", "doctor [--json]"}) {
     EXPECT_THAT(usage(), HasSubstr(flag));
   }
+}
+
+TEST(FlagsTest, DoctorIntervalDefaultsToAMinuteAndZeroDisables) {
+  auto f = parse({});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->doctor_interval, std::chrono::seconds(60));
+  f = parse({"--doctor-interval", "0"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_EQ(f->doctor_interval.count(), 0);
+  f = parse({"--doctor-interval=250ms"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_EQ(f->doctor_interval, std::chrono::milliseconds(250));
+}
+
+TEST(FlagsTest, DurationsTakeUnitsAndRejectGarbage) {
+  using std::chrono::milliseconds;
+  EXPECT_EQ(parseDuration("90"), milliseconds(90000));
+  EXPECT_EQ(parseDuration("90s"), milliseconds(90000));
+  EXPECT_EQ(parseDuration("5m"), milliseconds(300000));
+  EXPECT_EQ(parseDuration("1h"), milliseconds(3600000));
+  EXPECT_EQ(parseDuration("24h"), milliseconds(86400000));
+  for (const char* bad : {"", "s", "-1s", "1.5s", "10x", "25h", "1s2", " 1s", "99999999999999h"}) {
+    EXPECT_FALSE(parseDuration(bad).has_value()) << bad;
+  }
+  auto f = parse({"--doctor-interval", "soon"});
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error().msg, HasSubstr("--doctor-interval: \"soon\" is not a duration"));
+}
+
+TEST(FlagsTest, InstallCniTakesADirectory) {
+  auto f = parse({"--install-cni", "/host/cni/bin"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_EQ(f->install_cni, "/host/cni/bin");
+  f = parse({"--install-cni"});
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error().msg, HasSubstr("--install-cni: needs a value"));
 }
 
 TEST(MetricsTest, ReadyOnlyWhenEveryPoolIsRegistered) {

@@ -1,0 +1,212 @@
+// The real rdmanet-device-plugin binary's follow-ups to the node doctor and the Helm chart:
+//   - the daemon's periodic doctor on /metrics (--doctor-interval), against a simulated node;
+//   - `rdmanet-device-plugin doctor ...`, which must behave exactly like rdmanet-doctor;
+//   - `--install-cni DIR`, the chart's init container, with the CNI binary next to it.
+// The simulated nodes are the doctor's fake sysfs trees (no veths), so nothing here needs root.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/deviceplugin/integration/harness.h"
+
+namespace rdmanet::dp::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using doctor::testing::DoctorNode;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct ProcResult {
+  int rc = -1;
+  std::string out;
+};
+
+// Runs `cmd` through popen; `stderr_to` "" merges stderr into out.
+ProcResult run(const std::string& cmd, const std::string& stderr_to = "/dev/null") {
+  const std::string full = cmd + (stderr_to.empty() ? " 2>&1" : " 2>" + stderr_to);
+  ProcResult r;
+  FILE* p = ::popen(full.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class DpDoctorIntegrationTest : public ::testing::Test {
+ protected:
+  void SetUp() override { work_ = freshDir("doctor"); }
+  void TearDown() override {
+    if (plugin_) {
+      plugin_->child().signal(SIGTERM);
+      EXPECT_EQ(plugin_->child().wait(10s), 0) << plugin_->log();
+    }
+    if (!HasFailure()) fs::remove_all(work_);
+  }
+  // Starts the plugin on `node` with /metrics on a free port; returns that port.
+  int startPlugin(const DoctorNode& node, const std::string& interval) {
+    plugin_ = std::make_unique<PluginProc>(
+        std::vector<std::string>{"--kubelet-dir", (work_ / "kubelet").string(), "--sysfs-root",
+                                 node.root().string(), "--devinfo-dir",
+                                 (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0",
+                                 "--doctor-interval", interval},
+        work_);
+    return plugin_->metricsPort();
+  }
+  // Scrapes /metrics until it contains `want` (deadline, no fixed sleep); the last body.
+  std::string scrapeUntil(int port, const std::string& want, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string body;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto [status, b] = httpGet(port, "/metrics");
+      body = b;
+      if (status == 200 && body.find(want) != std::string::npos) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    return body;
+  }
+
+  fs::path work_;
+  std::unique_ptr<PluginProc> plugin_;
+};
+
+TEST_F(DpDoctorIntegrationTest, MetricsShowADownPortAsFailAndItsRecovery) {
+  DoctorNode node;
+  node.tree().setNetdevUp("ens1f1", false);
+  const int port = startPlugin(node, "200ms");
+  ASSERT_GT(port, 0) << plugin_->log();
+  const std::string down = "rdmanet_doctor_check{check=\"link\",device=\"ens1f1\"} 2\n";
+  std::string body = scrapeUntil(port, down, 10s);
+  ASSERT_THAT(body, HasSubstr(down)) << plugin_->log();
+  EXPECT_THAT(body, HasSubstr("rdmanet_doctor_check{check=\"link\",device=\"ens1f0\"} 0\n"));
+  // The device plugin's own series are still there, in the same scrape.
+  EXPECT_THAT(body, HasSubstr("# TYPE rdmanet_dp_devices gauge"));
+
+  // Periodic: the next run sees the port back up, and has the previous run as counter baseline.
+  node.tree().setNetdevUp("ens1f1", true);
+  const std::string up = "rdmanet_doctor_check{check=\"link\",device=\"ens1f1\"} 0\n";
+  body = scrapeUntil(port, up, 10s);
+  EXPECT_THAT(body, HasSubstr(up)) << plugin_->log();
+  EXPECT_THAT(body, HasSubstr("rdmanet_doctor_counter_delta{port=\"mlx5_0/1\""));
+  EXPECT_TRUE(plugin_->logContains("node doctor: FAIL")) << plugin_->log();
+}
+
+TEST_F(DpDoctorIntegrationTest, IntervalZeroDisablesTheDoctor) {
+  DoctorNode node;
+  const int port = startPlugin(node, "0");
+  ASSERT_GT(port, 0) << plugin_->log();
+  // The plugin's own series show it serves; the doctor's never appear.
+  const std::string body = scrapeUntil(port, "rdmanet_dp_devices{", 10s);
+  EXPECT_THAT(body, HasSubstr("rdmanet_dp_devices{"));
+  EXPECT_THAT(body, Not(HasSubstr("rdmanet_doctor_")));
+  EXPECT_FALSE(plugin_->logContains("node doctor:", 300ms));
+}
+
+TEST_F(DpDoctorIntegrationTest, DoctorSubcommandMatchesRdmanetDoctor) {
+  DoctorNode node;
+  node.tree().setNetdevUp("ens2f0", false);
+  const std::string root = " --sysfs-root " + node.root().string();
+  const ProcResult dp = run(std::string(RDMANET_DP_BIN) + " doctor" + root);
+  const ProcResult doc = run(std::string(RDMANET_DOCTOR_BIN) + root);
+  EXPECT_EQ(dp.rc, 1) << dp.out;
+  EXPECT_EQ(dp.rc, doc.rc);
+  EXPECT_EQ(dp.out, doc.out);
+  EXPECT_THAT(dp.out, HasSubstr("ens2f0"));
+
+  const ProcResult json = run(std::string(RDMANET_DP_BIN) + " doctor --json --expect-mtu 1500" +
+                              " --lossless-priority 5" + root);
+  ASSERT_EQ(json.rc, 1) << json.out;
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["exit_code"], 1);
+  bool seen = false;
+  for (const auto& c : j["checks"]) {
+    if (c["check"] == "link" && c["device"] == "ens2f0") {
+      EXPECT_EQ(c["verdict"], "FAIL");
+      seen = true;
+    }
+  }
+  EXPECT_TRUE(seen) << json.out;
+
+  const ProcResult dot = run(std::string(RDMANET_DP_BIN) + " doctor --dot" + root);
+  EXPECT_THAT(dot.out, HasSubstr("digraph"));
+}
+
+TEST_F(DpDoctorIntegrationTest, DoctorSubcommandUsageErrorsExitTwo) {
+  DoctorNode node;
+  ProcResult r = run(std::string(RDMANET_DP_BIN) + " doctor --frobnicate", "");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.out, HasSubstr("--frobnicate"));
+  r = run(std::string(RDMANET_DP_BIN) + " doctor --lossless-priority 9 --sysfs-root " +
+              node.root().string(),
+          "");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.out, HasSubstr("--lossless-priority"));
+  r = run(std::string(RDMANET_DP_BIN) + " doctor --help");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_THAT(r.out, HasSubstr("--baseline FILE"));
+  // A healthy node passes: exit 0.
+  r = run(std::string(RDMANET_DP_BIN) + " doctor --sysfs-root " + node.root().string());
+  EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+TEST_F(DpDoctorIntegrationTest, InstallCniCopiesTheBinaryNextToItTwice) {
+  // The image's layout: both binaries in one directory. Any ELF stands in for `rdmanet`.
+  const fs::path bin = work_ / "bin", host = work_ / "host";
+  fs::create_directories(bin);
+  fs::create_directories(host);
+  fs::copy_file(RDMANET_DP_BIN, bin / "rdmanet-device-plugin");
+  fs::copy_file(RDMANET_DOCTOR_BIN, bin / "rdmanet");
+  const std::string cmd =
+      (bin / "rdmanet-device-plugin").string() + " --install-cni " + host.string();
+  for (const char* round : {"first", "upgrade"}) {
+    const ProcResult r = run(cmd, "");
+    ASSERT_EQ(r.rc, 0) << round << ": " << r.out;
+    EXPECT_EQ(slurp(host / "rdmanet"), slurp(bin / "rdmanet")) << round;
+    struct stat st {};
+    ASSERT_EQ(::stat((host / "rdmanet").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << round;
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(host)) names.push_back(e.path().filename());
+    EXPECT_EQ(names, std::vector<std::string>{"rdmanet"}) << round;
+  }
+}
+
+TEST_F(DpDoctorIntegrationTest, InstallCniWithoutTheCniBinaryFailsClearly) {
+  const fs::path bin = work_ / "bin", host = work_ / "host";
+  fs::create_directories(bin);
+  fs::create_directories(host);
+  fs::copy_file(RDMANET_DP_BIN, bin / "rdmanet-device-plugin");
+  ProcResult r =
+      run((bin / "rdmanet-device-plugin").string() + " --install-cni " + host.string(), "");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_THAT(r.out, HasSubstr((bin / "rdmanet").string()));
+  EXPECT_TRUE(fs::is_empty(host));
+  r = run((bin / "rdmanet-device-plugin").string() + " --install-cni " + (work_ / "nodir").string(),
+          "");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_THAT(r.out, HasSubstr("nodir"));
+}
+
+}  // namespace
+}  // namespace rdmanet::dp::testing
