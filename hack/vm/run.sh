@@ -3,7 +3,7 @@
 # two NUMA nodes, and exits with the command's exit code. See hack/vm/README.md.
 #
 #   hack/vm/run.sh [--topology FILE] [--timeout SECS] [--env NAME[=VALUE]]... [--verbose]
-#                  SCRIPT [ARGS...]
+#                  [--interactive] SCRIPT [ARGS...]
 #
 # The guest's / is the host's / (read-only, under a tmpfs overlay that vanishes at power-off),
 # so SCRIPT, our freshly built binaries and every host tool are visible at their host paths.
@@ -12,6 +12,10 @@
 # (NAME alone passes the host's value). Guest scripts get RDMANET_VM_DIR (this directory: source
 # $RDMANET_VM_DIR/lib.sh for helpers) and RDMANET_VM_OUT, a directory whose files run.sh copies
 # to the host directory named by the host's RDMANET_VM_OUT_DIR, when set.
+#
+# --interactive connects this terminal to the guest's serial console (QEMU's stdin; Ctrl-A x
+# quits QEMU) and tells the guest so (RDMANET_VM_INTERACTIVE=1): SCRIPT may then open /dev/ttyS0
+# for a shell. Without it the console has no input.
 #
 # Exit codes: SCRIPT's own; 124 on timeout (default 300 s, boot included); 125 when the
 # harness failed (no qemu, kernel download, boot, topology setup).
@@ -36,6 +40,7 @@ infra() {
 topology=$here/topologies/default.sh
 timeout=${RDMANET_VM_TIMEOUT:-300}
 verbose=0
+interactive=0
 extra_env=()
 while (($#)); do
   case $1 in
@@ -43,6 +48,7 @@ while (($#)); do
     --timeout) timeout=${2:?--timeout needs seconds} && shift 2 ;;
     --env) extra_env+=("${2:?--env needs NAME[=VALUE]}") && shift 2 ;;
     --verbose) verbose=1 && shift ;;
+    --interactive) interactive=1 && shift ;;
     -h | --help) usage ;;
     --) shift && break ;;
     -*) echo "vm: unknown option $1" >&2 && usage ;;
@@ -105,6 +111,7 @@ if [[ -f ${cmd[0]} ]]; then cmd[0]=$(realpath "${cmd[0]}"); fi
     if [[ $kv == *=* ]]; then value=${kv#*=}; else value=${!name-}; fi
     printf 'export %s=%q\n' "$name" "$value"
   done
+  ((interactive)) && printf 'export RDMANET_VM_INTERACTIVE=1\n'
   printf 'RDMANET_VM_CWD=%q\n' "$(pwd -P)"
   printf 'RDMANET_VM_CMD=('
   printf ' %q' "${cmd[@]}"
@@ -139,9 +146,13 @@ else
   qemu_args+=(-fw_cfg name=etc/sercon-port,string=0)
 fi
 echo "vm: booting kernel $kver ($(basename "$topology" .sh) topology, timeout ${timeout}s)" >&2
+# QEMU's stdin is the console's input: none, unless --interactive. (A background job's stdin is
+# /dev/null unless redirected, hence the explicit copy of ours.)
+qemu_in=/dev/null
+((interactive)) && exec {qemu_fd}<&0 && qemu_in=/dev/fd/$qemu_fd
 # pdeathsig on both levels: if run.sh is killed outright (even SIGKILL), timeout and qemu die too.
 setpriv --pdeathsig KILL timeout --foreground -k 5 "$timeout" \
-  setpriv --pdeathsig KILL "$qemu" "${qemu_args[@]}" </dev/null \
+  setpriv --pdeathsig KILL "$qemu" "${qemu_args[@]}" <"$qemu_in" \
   2> >(grep --line-buffered -v -e 'should be prefixed with "opt/"' \
     -e 'is not connected to host network' >&2) &
 pid=$!

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# vm test: the device plugin and RDMA devices on a real kernel. Soft-RoCE (rxe) on igb VFs is an
+# RDMA device with no PCI link of its own (/sys/devices/virtual/infiniband/rxeN): the plugin,
+# reading the guest's real /sys (--sysfs-root /), must tie each rxe to its VF through `parent`,
+# offer exactly the VFs that have one in an isRdma pool, with each PF's NUMA node, and answer
+# Allocate (through the stand-in kubelet) with that rxe's own uverbs node and its name in the
+# NCCL and PCIDEVICE_*_INFO hints.
+#
+#   dp_rdma.sh DEVICE_PLUGIN FAKE_KUBELET
+set -u
+SECONDS=0
+step() { echo "[${SECONDS}s] $*"; }
+dp_bin=$(readlink -f "${1:?device plugin binary}")
+kubelet_bin=$(readlink -f "${2:?fake kubelet binary}")
+# shellcheck source=hack/vm/lib.sh
+source "$RDMANET_VM_DIR/lib.sh"
+DEMO_WORK=$(mktemp -d /tmp/dp-rdma.XXXXXX)
+# shellcheck source=hack/demo/kubelet.sh
+source "$RDMANET_VM_DIR/../demo/kubelet.sh"
+
+dp_pid=
+finish() {
+  kubelet_stop
+  [[ -n $dp_pid ]] && kill "$dp_pid" 2>/dev/null && wait "$dp_pid"
+  echo "--- device plugin log (tail)"
+  tail -n 15 "$DEMO_WORK/dp.log"
+}
+trap finish EXIT
+
+# Every VF up (a device is Healthy with carrier and an ACTIVE RDMA port, and Allocate refuses
+# unhealthy ones), then an rxe on each VF but the last one of NUMA 1, which must not be offered.
+declare -A numa_of want_rxe
+vfs=()
+for n in 0 1; do
+  pf=$(pf_of_numa "$n")
+  for v in $(vfs_of "$pf"); do
+    vfs+=("$v")
+    numa_of[$(pci_of_netdev "$v")]=$n
+    ip link set "$v" up
+  done
+done
+for v in "${vfs[@]}"; do wait_carrier "$v" 90 || t_fail "$v has no carrier"; done
+step "${#vfs[@]} VFs up with carrier"
+last=${vfs[-1]}
+i=0
+for v in "${vfs[@]}"; do
+  [[ $v == "$last" ]] && continue
+  t_run "rdma link add rxv$i on $v" rdma link add "rxv$i" type rxe netdev "$v"
+  want_rxe[$(pci_of_netdev "$v")]=rxv$i
+  i=$((i + 1))
+done
+no_rxe=$(pci_of_netdev "$last")
+step "VFs with rxe: ${!want_rxe[*]}; without: $no_rxe ($last)"
+
+cat >"$DEMO_WORK/pools.json" <<'EOF'
+{"resourceList": [{"resourceName": "vf", "selectors": [{"drivers": ["igbvf"], "isRdma": true}],
+  "lossless": {"priority": 3}}]}
+EOF
+mkdir -p "$DEMO_WORK/kubelet/device-plugins"
+kubelet_start "$kubelet_bin" "$DEMO_WORK/kubelet"
+"$dp_bin" --config "$DEMO_WORK/pools.json" --kubelet-dir "$DEMO_WORK/kubelet" --sysfs-root / \
+  --devinfo-dir "$DEMO_WORK/devinfo" --metrics-addr off >"$DEMO_WORK/dp.log" 2>&1 &
+dp_pid=$!
+KUBELET_TIMEOUT=120 t_run "the plugin registers rdma/vf and lists its devices" \
+  kubelet wait rdma/vf 120000
+t_run "all 7 devices Healthy" kubelet wait-healthy rdma/vf 7 7 60000
+step "registered, device list:"
+kubelet_table rdma/vf
+list=$(kubelet_last devices rdma/vf)
+t_eq "rdma/vf offers the 7 VFs that have an rxe" \
+  "$(jq -r '[.devices[].id] | sort | join(" ")' <<<"$list")" \
+  "$(printf '%s\n' "${!want_rxe[@]}" | sort | xargs)"
+t_eq "the VF without rxe is not offered" \
+  "$(jq --arg id "$no_rxe" '[.devices[] | select(.id == $id)] | length' <<<"$list")" 0
+for id in "${!want_rxe[@]}"; do
+  t_eq "$id is on NUMA ${numa_of[$id]}" \
+    "$(jq -c --arg id "$id" '.devices[] | select(.id == $id) | .numa' <<<"$list")" \
+    "[${numa_of[$id]}]"
+done
+
+# Allocate every VF, one container each (one Allocate call, as kubelet makes for a pod), and
+# compare with the kernel's own uverbs -> rxe mapping.
+declare -A uverbs_of
+for u in /sys/class/infiniband_verbs/uverbs*; do uverbs_of[$(<"$u/ibdev")]=/dev/infiniband/${u##*/}; done
+mapfile -t ids < <(printf '%s\n' "${!want_rxe[@]}" | sort)
+if kubelet allocate rdma/vf "${ids[@]}"; then
+  # One line per container: id, its uverbs nodes, NCCL_IB_HCA, the INFO env's rdma_dev.
+  got=$(kubelet_last allocate rdma/vf | jq -r '.request as $q | .responses | to_entries[] |
+    ($q[.key][0]) as $id | [$id,
+     ([.value.devices[].host_path | select(startswith("/dev/infiniband/uverbs"))] | join(",")),
+     .value.envs.NCCL_IB_HCA,
+     (.value.envs.PCIDEVICE_RDMA_VF_INFO | fromjson | .[$id].rdma.rdma_dev)] | join(" ")')
+  printf '%s\n' "$got"
+  while read -r id uv hca dev; do
+    rxe=${want_rxe[$id]}
+    t_eq "Allocate $id: the uverbs node of $rxe" "$uv" "${uverbs_of[$rxe]}"
+    t_eq "Allocate $id: NCCL_IB_HCA" "$hca" "=$rxe"
+    t_eq "Allocate $id: PCIDEVICE_RDMA_VF_INFO names $rxe" "$dev" "$rxe"
+  done <<<"$got"
+  t_eq "one response per VF" "$(wc -l <<<"$got")" "${#want_rxe[@]}"
+else
+  t_fail "Allocate ${ids[*]}: $(kubelet_last allocate rdma/vf)"
+fi
+if kubelet allocate rdma/vf "$no_rxe"; then
+  t_fail "Allocate $no_rxe (no RDMA device) succeeded"
+else
+  t_pass "Allocate $no_rxe (not in the pool) refused: $(kubelet_last allocate rdma/vf | jq -r '.error.code')"
+fi
+step "done"
+t_done
