@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <string_view>
+#include <system_error>
 
 namespace rdmanet::dp {
 
@@ -106,7 +108,10 @@ Result<Flags> parseFlags(int argc, const char* const* argv) {
     }
     if (value.empty() && name != "--metrics-addr") return bad(name, "empty value");
     if (name == "--config") {
-      f.config = value;
+      // Absolute, so that hot reload can watch its directory ("pools.json" has none).
+      std::error_code ec;
+      f.config = std::filesystem::absolute(value, ec).lexically_normal();
+      if (ec) return bad(name, fmt::format("cannot resolve {}: {}", value, ec.message()));
     } else if (name == "--kubelet-dir") {
       f.kubelet_dir = value;
     } else if (name == "--sysfs-root") {

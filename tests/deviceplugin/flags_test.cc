@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "deviceplugin/http_server.h"
 #include "deviceplugin/metrics.h"
 
@@ -32,6 +34,14 @@ TEST(FlagsTest, DefaultsMatchTheIssue) {
   EXPECT_EQ(f->cdi_dir, "/var/run/cdi");
   EXPECT_EQ(f->metrics_addr, ":9109");
   EXPECT_FALSE(f->cdi);
+}
+
+TEST(FlagsTest, ARelativeConfigPathIsMadeAbsoluteSoItsDirectoryCanBeWatched) {
+  auto f = parse({"--config", "pools.json"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_TRUE(f->config.is_absolute());
+  EXPECT_EQ(f->config, std::filesystem::current_path() / "pools.json");
+  EXPECT_EQ(f->config.parent_path(), std::filesystem::current_path());
 }
 
 TEST(FlagsTest, TakesSpaceAndEqualsForms) {
