@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
 # ADD+DEL cycles of rdmanet against Debian's reference macvlan plugin, side by side in one run,
-# on the same master (a veth), without IPAM and with host-local. Root only.
+# on the same master (a veth) and into the same netns, without IPAM and with host-local (same
+# subnet and dataDir for both). Root only.
 #
 #   bench/cni_bench.sh [--cycles N] [--rounds R] [--bin PATH]
 #
-# Rounds alternate the two plugins to share the machine's noise. Reported per ADD+DEL cycle:
-# wall time (median over rounds) and CPU time (user+sys of the plugin processes, incl. IPAM
-# children: the plugin's "own cost", free of the kernel's RCU waits in link deletion, which
-# both plugins pay alike), plus the ratios rdmanet/reference. "own" subtracts what spawning a
-# trivial process (/bin/true, run the same number of times) costs, which no plugin can avoid.
+# One "cycle" is CNI ADD then CNI DEL of net1, each a fresh exec with the netconf on stdin, run
+# N times in a loop; each plugin's loop is one sample. Rounds alternate the plugins (ABBA order,
+# so neither always runs first) to share the machine's noise; every figure is the median over
+# rounds (and the own cpu ratio's per-round spread is printed too), per cycle:
+#   wall      elapsed time of the loop / N
+#   cpu       user+sys of the loop's whole process tree / N (the plugin, the IPAM plugin it
+#             execs, and the bash loop itself), from bash's `time`
+#   exec      the same loop with /bin/true instead of the plugin: two fork+exec of a trivial
+#             binary per cycle, which no plugin can avoid (wall and cpu)
+#   kernel    the kernel's own work of making and destroying the link, measured on its own
+#             with iproute2: `ip link add net1 link <master> netns <ns> type macvlan mode
+#             bridge` + `ip -n <ns> link del net1`, minus `ip link show dev <master>` +
+#             `ip -n <ns> link show dev lo` (the same two ip execs, netns switch and rtnl
+#             socket, no link). Its wall is almost all the RCU wait of link deletion
+#             (synchronize_net, ~10-20 ms here); its cpu is the kernel building and tearing
+#             down a netdev (sysfs, sysctl, IPv6 addrconf). Both plugins pay both alike.
+#   own cpu   cpu - exec.cpu - kernel.cpu: what the plugin itself costs beyond two trivial
+#             execs and the kernel's link work (its start-up and runtime, parsing, netlink
+#             round trips, netns switches, state files, IPAM execs). This is the issue's
+#             "own cost": its target is own cpu (no IPAM) of rdmanet at most 1/5 of the
+#             reference's. Steadier than wall on a shared machine, but the reference's
+#             (Go) CPU itself swings with the machine's load: compare runs at similar load.
+#   own wall  wall - exec.wall - kernel.wall: the same on the clock; noisier (run-queue waits).
+# Ratios are rdmanet / reference.
 set -euo pipefail
 cycles=100
-rounds=5
+rounds=7
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RDMANET_BIN:-$repo/build/cni/rdmanet}
 while [[ $# -gt 0 ]]; do
@@ -52,50 +72,93 @@ conf() {  # conf TYPE IPAM
 export CNI_PATH=$work/bin:/usr/lib/cni CNI_NETNS=/var/run/netns/$tag CNI_IFNAME=net1 \
   CNI_CONTAINERID=bench RDMANET_STATE_DIR=$work/state
 
-# cycle PLUGIN CONF: N times ADD then DEL; prints "wall_ms cpu_ms" per cycle.
+# run_loop BODY ARGS...: runs BODY (a bash loop over $cycles) and prints "wall_ms cpu_ms" per
+# cycle. bash's `time` reports the elapsed time and the user+sys of every process it waited for.
+run_loop() {
+  local body=$1
+  shift
+  local TIMEFORMAT='%3R %3U %3S' t
+  t=$( { time bash -c "exec 2> /dev/null; n=$cycles; $body" "$@"; } 2>&1) || {
+    echo "cni_bench.sh: loop failed: $body $*" >&2
+    exit 1
+  }
+  awk -v n="$cycles" -v t="$t" \
+    'BEGIN { split(t, a, " "); printf "%.3f %.3f\n", a[1] * 1000 / n, (a[2] + a[3]) * 1000 / n }'
+}
+# cycle PLUGIN CONF: ADD then DEL, $cycles times.
 cycle() {
-  local plugin=$1 conffile=$2
-  local t0 t1
-  t0=$(date +%s%N)
-  /usr/bin/time -o "$work/time.txt" -f '%U %S' bash -c '
-      exec 2> /dev/null
-      for ((i = 0; i < '"$cycles"'; i++)); do
-        CNI_COMMAND=ADD "$0" < "$1" > /dev/null || exit 1
-        CNI_COMMAND=DEL "$0" < "$1" > /dev/null || exit 1
-      done' "$plugin" "$conffile"
-  local times
-  times=$(tail -1 "$work/time.txt")
-  t1=$(date +%s%N)
-  awk -v w=$(( (t1 - t0) )) -v n="$cycles" -v t="$times" \
-    'BEGIN { split(t, a, " "); printf "%.3f %.3f\n", w / 1e6 / n, (a[1] + a[2]) * 1000 / n }'
+  run_loop 'for ((i = 0; i < n; i++)); do
+      CNI_COMMAND=ADD "$0" < "$1" > /dev/null || exit 1
+      CNI_COMMAND=DEL "$0" < "$1" > /dev/null || exit 1
+    done' "$@"
+}
+kernel_cycle() {  # the same link made and destroyed by iproute2
+  run_loop 'for ((i = 0; i < n; i++)); do
+      ip link add net1 link "$0" netns "$1" type macvlan mode bridge || exit 1
+      ip -n "$1" link del net1 || exit 1
+    done' "${tag}m" "$tag"
+}
+ip_baseline_cycle() {  # the same two ip execs, netns switch and rtnl socket, but no link made
+  run_loop 'for ((i = 0; i < n; i++)); do
+      ip link show dev "$0" || exit 1
+      ip -n "$1" link show dev lo || exit 1
+    done > /dev/null' "${tag}m" "$tag"
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { cut -d' ' -f"$2" "$1" | median; }
 
-echo "rdmanet: $bin"
+echo "rdmanet: $bin ($(ldd "$bin" 2>&1 | grep -q 'statically linked' && echo static || echo dynamic))"
 echo "reference: $ref ($(dpkg-query -W -f '${Version}' containernetworking-plugins 2>/dev/null || echo '?'))"
-echo "cycles per round: $cycles, rounds: $rounds, master: ${tag}m (veth)"
+echo "cycles per round: $cycles, rounds: $rounds, master: ${tag}m (veth), $(nproc) CPUs," \
+  "load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf 'true\n' > "$work/true.json"
-: > "$work/t.txt"
-for ((r = 0; r < rounds; r++)); do cycle /bin/true "$work/true.json" >> "$work/t.txt"; done
-bc=$(cut -d' ' -f2 "$work/t.txt" | median)
-printf 'baseline: two /bin/true per cycle cost %.2f ms CPU\n' "$bc"
-printf '%-12s %-10s %12s %12s %12s\n' ipam plugin wall_ms/cyc cpu_ms/cyc own_cpu_ms
+: > "$work/true.txt"
+: > "$work/kern.txt"
+: > "$work/ipv.txt"
+for ((r = 0; r < rounds; r++)); do
+  cycle /bin/true "$work/true.json" >> "$work/true.txt"
+  kernel_cycle >> "$work/kern.txt"
+  ip_baseline_cycle >> "$work/ipv.txt"
+done
+ew=$(col "$work/true.txt" 1)
+ec=$(col "$work/true.txt" 2)
+kw=$(awk -v a="$(col "$work/kern.txt" 1)" -v b="$(col "$work/ipv.txt" 1)" 'BEGIN { print a - b }')
+kc=$(awk -v a="$(col "$work/kern.txt" 2)" -v b="$(col "$work/ipv.txt" 2)" 'BEGIN { print a - b }')
+printf 'exec floor (two /bin/true per cycle): wall %.2f ms, cpu %.2f ms\n' "$ew" "$ec"
+printf 'kernel link add+del (iproute2, minus the same ip execs without the link): wall %.2f ms, cpu %.2f ms\n' \
+  "$kw" "$kc"
+printf '%-11s %-8s %9s %9s %9s %9s   (ms per ADD+DEL cycle, median of %d rounds)\n' \
+  ipam plugin wall cpu own_cpu own_wall "$rounds"
 for ipam in none host-local; do
   conf rdmanet "$ipam" > "$work/rdmanet.json"
   conf macvlan "$ipam" > "$work/macvlan.json"
   : > "$work/r.txt"
   : > "$work/m.txt"
   for ((r = 0; r < rounds; r++)); do
-    cycle "$work/bin/rdmanet" "$work/rdmanet.json" >> "$work/r.txt"
-    cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
+    if ((r % 4 == 0 || r % 4 == 3)); then
+      cycle "$work/bin/rdmanet" "$work/rdmanet.json" >> "$work/r.txt"
+      cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
+    else
+      cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
+      cycle "$work/bin/rdmanet" "$work/rdmanet.json" >> "$work/r.txt"
+    fi
   done
-  rw=$(cut -d' ' -f1 "$work/r.txt" | median); rc=$(cut -d' ' -f2 "$work/r.txt" | median)
-  mw=$(cut -d' ' -f1 "$work/m.txt" | median); mc=$(cut -d' ' -f2 "$work/m.txt" | median)
-  printf '%-12s %-10s %12.2f %12.2f %12.2f\n' "$ipam" rdmanet "$rw" "$rc" "$(awk -v a="$rc" -v b="$bc" 'BEGIN{print a-b}')"
-  printf '%-12s %-10s %12.2f %12.2f %12.2f\n' "$ipam" macvlan "$mw" "$mc" "$(awk -v a="$mc" -v b="$bc" 'BEGIN{print a-b}')"
-  awk -v rw="$rw" -v mw="$mw" -v rc="$rc" -v mc="$mc" -v b="$bc" -v i="$ipam" \
-    'BEGIN { printf "%-12s ratio      wall %.2f   cpu %.2f   own cpu %.2f   (rdmanet / reference)\n", i, rw / mw, rc / mc, (rc - b) / (mc - b) }'
+  rw=$(col "$work/r.txt" 1); rc=$(col "$work/r.txt" 2)
+  mw=$(col "$work/m.txt" 1); mc=$(col "$work/m.txt" 2)
+  awk -v rw="$rw" -v rc="$rc" -v mw="$mw" -v mc="$mc" -v ew="$ew" -v ec="$ec" -v kw="$kw" \
+    -v kc="$kc" -v i="$ipam" 'BEGIN {
+      ro = rc - ec - kc; mo = mc - ec - kc; row = rw - ew - kw; mow = mw - ew - kw
+      printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, "rdmanet", rw, rc, ro, row
+      printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, "macvlan", mw, mc, mo, mow
+      printf "%-11s ratio    %9.2f %9.2f %9.2f %9.2f   (rdmanet / reference)\n", i, rw / mw,
+        rc / mc, ro / mo, row / mow
+    }'
+  # The reference's CPU varies a lot between rounds (the Go runtime's idle threads spin more or
+  # less depending on the machine's load), so show the spread of the per-round own cpu ratios.
+  paste -d' ' "$work/r.txt" "$work/m.txt" | awk -v ec="$ec" -v kc="$kc" -v i="$ipam" '
+    { q = ($2 - ec - kc) / ($4 - ec - kc); lo = (NR == 1 || q < lo) ? q : lo; hi = (NR == 1 || q > hi) ? q : hi }
+    END { printf "%-11s own cpu ratio per round: %.2f .. %.2f\n", i, lo, hi }'
 done
 leftover=$(ip -n "$tag" -o link show | grep -c net1 || true)
 [[ $leftover -eq 0 ]] || { echo "cni_bench.sh: net1 left in the namespace" >&2; exit 1; }

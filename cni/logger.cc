@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <ctime>
+#include <chrono>
 
 namespace rdmanet::cni {
 
@@ -40,14 +40,18 @@ void Logger::setFile(const std::string& path) {
 void Logger::log(LogLevel level, std::string_view msg) {
   if (level < level_ || level_ == LogLevel::kOff) return;
   static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
-  char ts[32] = {};
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  std::strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
   std::FILE* out = sink_ != nullptr ? sink_ : (file_ != nullptr ? file_ : stderr);
-  const std::string line =
-      fmt::format("{} rdmanet {} {} {}\n", ts, kNames[static_cast<int>(level)], prefix_, msg);
+  // UTC from std::chrono's calendar arithmetic: gmtime_r(3) and strftime(3) load
+  // /etc/localtime on first use (6 syscalls per exec) for a zone we never print.
+  using namespace std::chrono;
+  const auto now = floor<seconds>(system_clock::now());
+  const auto day = floor<days>(now);
+  const year_month_day ymd{day};
+  const hh_mm_ss hms{now - day};
+  const std::string line = fmt::format(
+      "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z rdmanet {} {} {}\n", static_cast<int>(ymd.year()),
+      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
+      hms.minutes().count(), hms.seconds().count(), kNames[static_cast<int>(level)], prefix_, msg);
   std::fwrite(line.data(), 1, line.size(), out);
   std::fflush(out);
 }

@@ -2,10 +2,9 @@
 // thin mains); everything else lives in rdmanet_cni.
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <iostream>
-#include <iterator>
 #include <string>
 
 #include "cni/plugin.h"
@@ -19,6 +18,20 @@ std::optional<std::string> getEnv(const char* name) {
   return std::string(v);
 }
 
+// stdin with read(2), not std::cin: <iostream>'s static initialisation (streams, locale) is
+// start-up work paid on every exec. A read error ends the input like EOF; the JSON parser
+// then reports what is missing.
+std::string readStdin() {
+  std::string data;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return data;
+    data.append(buf, static_cast<size_t>(n));
+  }
+}
+
 std::string envOr(const char* name, const char* fallback) {
   const char* v = std::getenv(name);
   return (v != nullptr && *v != '\0') ? v : fallback;
@@ -29,7 +42,7 @@ std::string envOr(const char* name, const char* fallback) {
 int main() {
   using namespace rdmanet;
   using namespace rdmanet::cni;
-  std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  const std::string input = readStdin();
   Logger log;
   auto host = LibnlNetlink::open();
   if (!host.ok()) {

@@ -97,8 +97,12 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
   // Again when attach recorded more (VF knobs changed), so a crash from here on restores them.
   if (!st.vf_knobs_set.empty()) RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
 
+  // A macvlan shares its master's HCA: its RDMA devices are only reported in the device-info
+  // file, so without one they are not looked up.
+  const bool want_rdma =
+      conf.rdma && (dev.mode != Mode::kMacvlan || !conf.device_info_file.empty());
   const std::vector<std::string> rdma =
-      conf.rdma ? rdmaDevicesFor(deps_, conf, dev) : std::vector<std::string>{};
+      want_rdma ? rdmaDevicesFor(deps_, conf, dev) : std::vector<std::string>{};
   if (dev.mode != Mode::kMacvlan && !rdma.empty()) {
     rb.push("return RDMA devices", [&] { return returnRdmaToHost(deps_, st, st.netns); });
     const Status moved = moveRdmaIntoPod(deps_, rdma, pod.fd(), st);

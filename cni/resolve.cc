@@ -38,11 +38,15 @@ Status checkKnobsFitMode(const NetConf& c, Mode mode) {
 Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
   ResolvedDevice d;
   std::optional<PciFunction> fn;
-  if (c.device_id) {
+  // macvlan never uses the function a stray deviceID names (it only picks the mode when neither
+  // `mode` nor `master` does), so that sysfs read is skipped on every macvlan ADD.
+  const bool macvlan = c.mode ? *c.mode == Mode::kMacvlan : !c.master.empty();
+  if (c.device_id && !macvlan) {
     auto r = readPciFunction(deps.sysfs, *c.device_id);
     if (!r.ok()) {
-      // Only fatal when the mode needs the function; a macvlan may carry a stray deviceID.
-      if (c.mode != Mode::kMacvlan && c.master.empty()) {
+      // Only fatal when the mode needs the function (with a master, the mode check below
+      // gives the better message).
+      if (c.master.empty()) {
         return makeError(ErrorCode::kDeviceNotFound,
                          fmt::format("PCI device {} not found", c.device_id->str()));
       }
@@ -85,6 +89,10 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
     case Mode::kMacvlan: {
       if (c.master.empty()) return invalid("mode macvlan needs \"master\"");
       d.netdev = c.master;
+      // The master's function, NUMA node (and, in plugin.cc, RDMA devices) only feed the
+      // device-info file: without one, the sysfs walk is skipped (it is most of a macvlan
+      // ADD's file I/O on a real PF).
+      if (c.device_info_file.empty()) break;
       auto nd = readNetdev(deps.sysfs, c.master);
       if (nd.ok() && nd->pci) {
         d.pci = nd->pci;

@@ -75,6 +75,22 @@ TEST_F(MacvlanTest, AnAdminsVlanDeviceIsNeverDeleted) {
   EXPECT_TRUE(kernel_.link(FakeKernel::kHost, "ens1f0.100").has_value());
 }
 
+// ADD looks up the master's PCI function, NUMA node and RDMA device only for the device-info
+// file (cni/resolve.cc skips that sysfs walk without one); with one, they are all reported.
+TEST_F(MacvlanTest, DeviceInfoNamesTheMastersFunctionNumaNodeAndSharedHca) {
+  const std::string conf = macvlanConf(R"(, "runtimeConfig": {"CNIDeviceInfoFile": ")" +
+                                       (tmp_.path() / "d.json").string() + "\"}");
+  addOk(conf);
+  std::ifstream in(tmp_.path() / "d.json");
+  const json d = json::parse(in);
+  EXPECT_EQ(d["pci"]["pci-address"], "0000:81:00.0") << d.dump();
+  EXPECT_EQ(d["pci"]["rdma-device"], "mlx5_0") << d.dump();
+  EXPECT_EQ(d["rdmanet"]["numa-node"], 1) << d.dump();
+  EXPECT_EQ(d["rdmanet"]["mode"], "macvlan");
+  ASSERT_EQ(invoke("DEL", conf).exit_code, 0);
+  EXPECT_TRUE(world().state_files.empty()) << dumpWorld(world());
+}
+
 TEST_F(MacvlanTest, AMissingMasterIs100AndStatusIs50) {
   const std::string conf = R"({"cniVersion": "1.1.0", "name": "mv", "type": "rdmanet",
     "master": "nope0"})";
