@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "common/base/sysfs.h"
 #include "tests/simnode/command.h"
@@ -178,8 +180,16 @@ TEST_F(SimnodeIntegrationTest, TwoVfsInTwoNamespacesCanPing) {
   EXPECT_EQ(ping.rc, 0) << ping.out;
   // down must also take the ends that were moved into "pods".
   ASSERT_EQ(run({"down"}).rc, 0);
-  const auto left = runCommand({"ip", "-n", a, "-o", "link", "show"});
-  EXPECT_EQ(left.out.find(va), std::string::npos) << left.out;
+  // The kernel tears a deleted namespace down asynchronously (cleanup_net), so the moved end
+  // goes away shortly after `down` returns: poll with a deadline.
+  std::string left;
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       std::chrono::steady_clock::now() < until;
+       std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+    left = runCommand({"ip", "-n", a, "-o", "link", "show"}).out;
+    if (left.find(va) == std::string::npos) break;
+  }
+  EXPECT_EQ(left.find(va), std::string::npos) << left;
   (void)runCommand({"ip", "netns", "del", a});
   (void)runCommand({"ip", "netns", "del", b});
 }
