@@ -51,8 +51,8 @@ Error errnoError(ErrorCode code, int err, std::string msg);
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(const T& v) : v_(std::in_place_index<0>, v) {}  // NOLINT: implicit by design
-  Result(T&& v) : v_(std::in_place_index<0>, std::move(v)) {}  // NOLINT
+  Result(const T& v) : v_(std::in_place_index<0>, v) {}          // NOLINT: implicit by design
+  Result(T&& v) : v_(std::in_place_index<0>, std::move(v)) {}    // NOLINT
   Result(Error e) : v_(std::in_place_index<1>, std::move(e)) {}  // NOLINT
 
   bool ok() const { return v_.index() == 0; }
@@ -100,12 +100,12 @@ inline Status okStatus() { return {}; }
 #define RDMANET_CONCAT_(a, b) RDMANET_CONCAT_INNER_(a, b)
 
 // Returns the error of `expr` (a Result) from the enclosing function.
-#define RDMANET_RETURN_IF_ERROR(expr)      \
-  do {                                     \
-    auto&& rdmanet_r_ = (expr);            \
-    if (!rdmanet_r_.ok()) {                \
-      return rdmanet_r_.error();           \
-    }                                      \
+#define RDMANET_RETURN_IF_ERROR(expr) \
+  do {                                \
+    auto&& rdmanet_r_ = (expr);       \
+    if (!rdmanet_r_.ok()) {           \
+      return rdmanet_r_.error();      \
+    }                                 \
   } while (0)
 
 // `RDMANET_ASSIGN_OR_RETURN(auto x, f());` declares x from f()'s value or returns its error.
