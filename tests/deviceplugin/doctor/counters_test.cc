@@ -12,15 +12,10 @@ namespace {
 
 using testing::DoctorNode;
 using ::testing::ElementsAre;
+using testing::ev;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::nonPass;
-
-std::string ev(const CheckResult* r, std::string_view key) {
-  if (!r) return "<no result>";
-  const std::string* v = r->value(key);
-  return v ? *v : "<no " + std::string(key) + ">";
-}
 
 const std::string kHw = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/";
 const std::string kIb = "/sys/class/infiniband/mlx5_0/ports/1/counters/";

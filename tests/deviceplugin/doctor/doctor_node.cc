@@ -158,4 +158,10 @@ std::vector<std::string> nonPass(const DoctorReport& r) {
   return out;
 }
 
+std::string ev(const CheckResult* r, std::string_view key) {
+  if (!r) return "<no result>";
+  const std::string* v = r->value(key);
+  return v ? *v : "<no " + std::string(key) + ">";
+}
+
 }  // namespace rdmanet::doctor::testing

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/base/sysfs.h"
@@ -70,5 +71,8 @@ class DoctorNode {
 
 // Every result that is not PASS, as "check device VERDICT" lines, for compact assertions.
 std::vector<std::string> nonPass(const DoctorReport& r);
+
+// One evidence value of a result, or a "<no ...>" marker that makes a failed assertion readable.
+std::string ev(const CheckResult* r, std::string_view key);
 
 }  // namespace rdmanet::doctor::testing

@@ -9,14 +9,9 @@ namespace {
 
 using testing::DoctorNode;
 using ::testing::ElementsAre;
+using testing::ev;
 using ::testing::HasSubstr;
 using testing::nonPass;
-
-std::string ev(const CheckResult* r, std::string_view key) {
-  if (!r) return "<no result>";
-  const std::string* v = r->value(key);
-  return v ? *v : "<no " + std::string(key) + ">";
-}
 
 TEST(DoctorGpuDirect, PeerMemModuleLoadedPasses) {
   DoctorNode node;

@@ -9,15 +9,10 @@ namespace {
 
 using testing::DoctorNode;
 using ::testing::ElementsAre;
+using testing::ev;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using testing::nonPass;
-
-std::string ev(const CheckResult* r, std::string_view key) {
-  if (!r) return "<no result>";
-  const std::string* v = r->value(key);
-  return v ? *v : "<no " + std::string(key) + ">";
-}
 
 // The default simulated topology (hack/topologies/default.json), worked out by hand from its
 // description: socket 0 has ens1 and GPU0 behind one switch (PIX) and GPU1 behind a switch
