@@ -112,4 +112,19 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
   }
 }
 
+AttachmentState AttachmentState::forInvocation(const CniEnv& env, const NetConf& conf) {
+  AttachmentState st;
+  st.container_id = env.container_id;
+  st.ifname = env.ifname;
+  st.netns = env.netns;
+  st.network = conf.name;
+  st.cni_version = conf.cni_version;
+  st.ipam = conf.ipam;
+  st.ipam_type = conf.ipam_type;
+  st.raw_conf = conf.raw;
+  st.raw_conf.erase("prevResult");
+  st.device_info_file = conf.device_info_file;
+  return st;
+}
+
 }  // namespace rdmanet::cni

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cni/env.h"
 #include "cni/netconf.h"
 #include "common/base/result.h"
 #include "common/net/netlink.h"
@@ -54,6 +55,8 @@ struct AttachmentState {
 
   nlohmann::json toJson() const;
   static Result<AttachmentState> fromJson(const nlohmann::json& j);
+  // The invocation's part (ids, netconf, IPAM, device-info path); the rest is the mode's.
+  static AttachmentState forInvocation(const CniEnv& env, const NetConf& conf);
 };
 
 }  // namespace rdmanet::cni

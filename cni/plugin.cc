@@ -72,18 +72,8 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
                                  [&] { return deps_.host.dcb(dev.dcbPort()); }, deps_.log));
   }
 
-  AttachmentState st;
-  st.container_id = env.container_id;
-  st.ifname = env.ifname;
-  st.netns = env.netns;
-  st.network = conf.name;
-  st.cni_version = conf.cni_version;
+  AttachmentState st = AttachmentState::forInvocation(env, conf);
   st.mode = dev.mode;
-  st.ipam = conf.ipam;
-  st.ipam_type = conf.ipam_type;
-  st.raw_conf = conf.raw;
-  st.raw_conf.erase("prevResult");
-  st.device_info_file = conf.device_info_file;
 
   const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev, .pod_fd = pod.fd()};
   auto attacher = makeAttacher(dev.mode);

@@ -4,6 +4,7 @@
 #include "cni/mode.h"
 #include "cni/plugin.h"
 #include "cni/pod_config.h"
+#include "cni/rdma_attach.h"
 #include "common/inventory/netdev.h"
 #include "common/inventory/pci.h"
 
@@ -62,6 +63,7 @@ Status Plugin::check(const CniEnv& env, const NetConf& conf) {
   const ResolvedDevice dev{.mode = st->mode};
   const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev};
   RDMANET_RETURN_IF_ERROR(makeAttacher(st->mode)->check(ctx, *st));
+  RDMANET_RETURN_IF_ERROR(checkRdmaInPod(deps_, *st, env.netns));
   RDMANET_RETURN_IF_ERROR(
       deps_.runner.run(env.netns, [&](Netlink& nl) { return checkPod(nl, want); }));
   if (!conf.ipam_type.empty()) {

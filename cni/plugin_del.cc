@@ -9,6 +9,7 @@
 #include "cni/mode.h"
 #include "cni/plugin.h"
 #include "cni/rdma_attach.h"
+#include "cni/state_recovery.h"
 
 namespace rdmanet::cni {
 
@@ -42,8 +43,11 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
 Status Plugin::del(const CniEnv& env, const NetConf& conf) {
   RDMANET_ASSIGN_OR_RETURN(auto st, deps_.store.load(env.container_id, env.ifname));
   if (!st) {
-    // Nothing recorded: ADD never got far, or DEL already ran. Still release IPAM, which keys
-    // its leases on container id + ifname and is itself idempotent.
+    // Nothing recorded: ADD never got far, DEL already ran, or the state file was lost while
+    // the pod still holds the device, which recoverState() finds and describes.
+    RDMANET_ASSIGN_OR_RETURN(auto rebuilt, recoverState(deps_, env, conf));
+    if (rebuilt) return release(env, *rebuilt, env.netns, &conf);
+    // IPAM keys its leases on container id + ifname and is itself idempotent.
     deps_.log.info("DEL: no state for {}/{}; releasing IPAM only", env.container_id, env.ifname);
     if (!conf.ipam_type.empty()) {
       return ipamCall(env, "DEL", conf.raw, conf.ipam_type, conf.cni_version);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
@@ -71,6 +72,31 @@ Status returnRdmaToHost(PluginDeps& deps, const AttachmentState& st, const std::
   });
   if (!r.ok()) return r.error();
   return okStatus();
+}
+
+Status checkRdmaInPod(PluginDeps& deps, const AttachmentState& st, const std::string& netns) {
+  if (st.rdma_moved.empty()) return okStatus();
+  // The device in the pod: CNI_IFNAME, or the moved device under a host-device VLAN.
+  const std::string pod_dev = st.pod_lower.empty() ? st.ifname : st.pod_lower;
+  return deps.runner.run(netns, [&](Netlink& nl) -> Status {
+    // In exclusive mode (the only one in which devices are moved) the dump lists only the
+    // devices in the caller's namespace.
+    RDMANET_ASSIGN_OR_RETURN(auto links, nl.rdmaLinks());
+    for (const auto& d : st.rdma_moved) {
+      auto it = std::find_if(links.begin(), links.end(),
+                             [&](const RdmaLink& l) { return l.device == d; });
+      if (it == links.end()) {
+        return makeError(ErrorCode::kDeviceNotFound,
+                         fmt::format("RDMA device {} is not in the pod's network namespace", d));
+      }
+      if (!it->netdev.empty() && it->netdev != pod_dev) {
+        return makeError(ErrorCode::kInvalidConfig,
+                         fmt::format("RDMA device {} port {} is bound to {} in the pod, not {}", d,
+                                     it->port, it->netdev, pod_dev));
+      }
+    }
+    return okStatus();
+  });
 }
 
 std::optional<int> roceV2GidIndex(const Sysfs& sysfs, const std::string& rdma_dev,

@@ -27,6 +27,9 @@ Status moveRdmaIntoPod(PluginDeps& deps, const std::vector<std::string>& devs, i
 // Moves st.rdma_moved back to the host from inside the pod; nothing to do when the netns is
 // gone (the kernel returns RDMA devices with their namespace's death).
 Status returnRdmaToHost(PluginDeps& deps, const AttachmentState& st, const std::string& netns);
+// CHECK: every device in st.rdma_moved is in the pod's namespace (100 otherwise) and, when the
+// kernel names its port's netdev there, that netdev is the attachment's device (7 otherwise).
+Status checkRdmaInPod(PluginDeps& deps, const AttachmentState& st, const std::string& netns);
 
 struct DeviceInfoInput {
   const NetConf* conf = nullptr;

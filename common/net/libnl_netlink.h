@@ -62,6 +62,7 @@ class LibnlNetlink : public Netlink {
 
   Result<RdmaNetnsMode> rdmaNetnsMode() override;
   Status moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) override;
+  Result<std::vector<RdmaLink>> rdmaLinks() override;
 
  private:
   explicit LibnlNetlink(nl_sock* sock) : sock_(sock) {}

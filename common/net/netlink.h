@@ -36,6 +36,10 @@ struct LinkInfo {
   std::string operstate;   // "up", "down", "unknown", "lowerlayerdown", ...
   int parent_ifindex = 0;  // IFLA_LINK (macvlan/vlan lower device), 0 if none
   int num_vfs = 0;         // IFLA_NUM_VF
+  // IFLA_PARENT_DEV_NAME: the bus device behind the netdev ("0000:81:10.0" for a PCI function),
+  // "" for virtual links. It moves with the netdev, so it identifies a VF inside a pod, where
+  // the host's sysfs no longer lists it.
+  std::string parent_dev;
 };
 
 enum class MacvlanMode { kPrivate, kVepa, kBridge, kPassthru };
@@ -77,6 +81,17 @@ struct VlanSpec {
 };
 
 enum class RdmaNetnsMode { kShared, kExclusive };
+
+// One port of an RDMA device visible from a namespace, as `rdma link show` lists it. In
+// exclusive RDMA netns mode only the namespace's own devices are visible; in shared mode all are.
+struct RdmaLink {
+  std::string device;  // "mlx5_1"
+  uint32_t port = 0;
+  // The port's netdev when it lives in the caller's namespace (the kernel reports it only then).
+  int netdev_ifindex = 0;
+  std::string netdev;
+  bool operator==(const RdmaLink&) const = default;
+};
 
 class Netlink {
  public:
@@ -122,9 +137,11 @@ class Netlink {
   // DcbState with supported == false, not an error.
   virtual Result<DcbState> dcb(const std::string& ifname) = 0;
 
-  // RDMA netlink: the system netns mode, and moving an RDMA device into a namespace.
+  // RDMA netlink: the system netns mode, moving an RDMA device into a namespace, and the ports
+  // of the devices visible here with their netdevs.
   virtual Result<RdmaNetnsMode> rdmaNetnsMode() = 0;
   virtual Status moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) = 0;
+  virtual Result<std::vector<RdmaLink>> rdmaLinks() = 0;
 };
 
 }  // namespace rdmanet

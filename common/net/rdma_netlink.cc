@@ -1,4 +1,5 @@
-// LibnlNetlink: RDMA netlink (NETLINK_RDMA, the nldev client): netns mode and device moves.
+// LibnlNetlink: RDMA netlink (NETLINK_RDMA, the nldev client): netns mode, device moves and
+// the device/port/netdev links.
 //
 // Each call opens a short-lived NETLINK_RDMA socket in the calling thread's namespace. A kernel
 // without RDMA support has no such protocol: socket(2) fails with EPROTONOSUPPORT and we return
@@ -7,6 +8,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include <optional>
+#include <vector>
 
 #include "common/net/libnl_netlink.h"
 #include "common/net/libnl_socket.h"
@@ -21,22 +23,64 @@ namespace {
 
 constexpr int nldev(int cmd) { return RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd); }
 
-// The nldev index of `name`, from a RDMA_NLDEV_CMD_GET dump.
-Result<uint32_t> rdmaIndex(nl_sock* sock, const std::string& name) {
-  std::optional<uint32_t> index;
+struct RdmaDev {
+  std::string name;
+  uint32_t index = 0;
+};
+
+// The RDMA devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump).
+Result<std::vector<RdmaDev>> rdmaDevices(nl_sock* sock) {
+  std::vector<RdmaDev> out;
   RDMANET_RETURN_IF_ERROR(nl::dump(
       sock, [] { return nl::newMsg(nldev(RDMA_NLDEV_CMD_GET), NLM_F_DUMP, nullptr, 0); },
-      [&] { index.reset(); },
+      [&] { out.clear(); },
       [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
         // nldev messages have no family header: attributes start right after nlmsghdr.
         auto n = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_NAME);
         auto i = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_INDEX);
-        if (n && i && n->str() == name) index = i->as<uint32_t>();
+        if (n && i && i->as<uint32_t>()) out.push_back({n->str(), *i->as<uint32_t>()});
         return okStatus();
       },
       "listing RDMA devices", ErrorCode::kRdmaFailure));
-  if (!index) return errnoError(ErrorCode::kDeviceNotFound, ENODEV, "RDMA device \"" + name + "\"");
-  return *index;
+  return out;
+}
+
+// The nldev index of `name`.
+Result<uint32_t> rdmaIndex(nl_sock* sock, const std::string& name) {
+  RDMANET_ASSIGN_OR_RETURN(auto devs, rdmaDevices(sock));
+  for (const auto& d : devs) {
+    if (d.name == name) return d.index;
+  }
+  return errnoError(ErrorCode::kDeviceNotFound, ENODEV, "RDMA device \"" + name + "\"");
+}
+
+// The ports of one device (RDMA_NLDEV_CMD_PORT_GET dump, which the kernel only serves per
+// device). The netdev attributes come only when the port's netdev is in the caller's namespace.
+Status appendPorts(nl_sock* sock, const RdmaDev& dev, std::vector<RdmaLink>& out) {
+  std::vector<RdmaLink> ports;
+  RDMANET_RETURN_IF_ERROR(nl::dump(
+      sock,
+      [&] {
+        auto m = nl::newMsg(nldev(RDMA_NLDEV_CMD_PORT_GET), NLM_F_DUMP, nullptr, 0);
+        nla_put_u32(m.get(), RDMA_NLDEV_ATTR_DEV_INDEX, dev.index);
+        return m;
+      },
+      [&] { ports.clear(); },
+      [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
+        RdmaLink l;
+        l.device = dev.name;
+        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_PORT_INDEX))
+          l.port = a->as<uint32_t>().value_or(0);
+        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_NDEV_INDEX)) {
+          l.netdev_ifindex = static_cast<int>(a->as<uint32_t>().value_or(0));
+        }
+        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_NDEV_NAME)) l.netdev = a->str();
+        ports.push_back(std::move(l));
+        return okStatus();
+      },
+      "listing the ports of RDMA device \"" + dev.name + "\"", ErrorCode::kRdmaFailure));
+  out.insert(out.end(), ports.begin(), ports.end());
+  return okStatus();
 }
 
 }  // namespace
@@ -68,6 +112,18 @@ Status LibnlNetlink::moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) 
   return nl::request(sock.get(), msg.get(),
                      "moving RDMA device \"" + rdma_dev + "\" to another netns",
                      ErrorCode::kRdmaFailure);
+}
+
+Result<std::vector<RdmaLink>> LibnlNetlink::rdmaLinks() {
+  RDMANET_ASSIGN_OR_RETURN(nl::SockPtr sock, nl::connect(NETLINK_RDMA, ErrorCode::kRdmaFailure));
+  RDMANET_ASSIGN_OR_RETURN(auto devs, rdmaDevices(sock.get()));
+  std::vector<RdmaLink> out;
+  for (const auto& d : devs) {
+    const Status s = appendPorts(sock.get(), d, out);
+    // EINVAL/ENODEV: the device left this namespace or was removed between the two dumps.
+    if (!s.ok() && s.error().sys_errno != EINVAL && s.error().sys_errno != ENODEV) return s.error();
+  }
+  return out;
 }
 
 }  // namespace rdmanet

@@ -135,6 +135,9 @@ Result<LinkInfo> parseLinkMessage(std::span<const uint8_t> payload) {
       case IFLA_NUM_VF:
         if (auto v = a->as<uint32_t>()) link.num_vfs = static_cast<int>(*v);
         break;
+      case IFLA_PARENT_DEV_NAME:
+        link.parent_dev = a->str();
+        break;
       case IFLA_LINKINFO:
         if (auto kind = nlattr::find(a->payload, IFLA_INFO_KIND)) link.kind = kind->str();
         break;

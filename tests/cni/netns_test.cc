@@ -1,6 +1,7 @@
 // The real binary on the real kernel (label netns): macvlan and host-device with Debian's
 // host-local and static IPAM, pods pinging each other, DEL twice, DEL after the netns is gone,
-// GC, and nothing left behind. Uses its own veths and throw-away namespaces; root only.
+// DEL after the state file is lost, GC, and nothing left behind. Uses its own veths and throw-away
+// namespaces; root only.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -151,6 +152,32 @@ TEST_F(NetnsTest, DoubleDelAndDelAfterTheNetnsIsDeleted) {
   const BinaryRun again = cni("DEL", withPrev(conf, a.doc), "", "ca");
   EXPECT_EQ(again.exit_code, 0) << again.out;
   EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+}
+
+// The state file lost (a wiped /var/lib/cni) while the pods still exist. A macvlan needs no
+// record: DEL deletes it and releases the lease. A veth that host-device moved is not a device
+// the kernel ties to a bus address, so DEL cannot prove it is ours and leaves it in the pod
+// (a real VF or NIC comes back: tests/vm/cni_sriov.sh and cni_host_device_vlan.sh).
+TEST_F(NetnsTest, DelWithoutAStateFile) {
+  const std::string m = tag_ + "m", mp = tag_ + "mp", h = tag_ + "h", hp = tag_ + "hp";
+  vethPair(m, mp);
+  vethPair(h, hp);
+  const std::string mconf = macvlanConf(m);
+  const std::string hconf =
+      R"({"cniVersion": "1.1.0", "name": "hdnet", "type": "rdmanet", "device": ")" + h + R"("})";
+  ASSERT_EQ(cni("ADD", mconf, "a", "ca").exit_code, 0);
+  ASSERT_EQ(cni("ADD", hconf, "b", "cb").exit_code, 0);
+  for (const auto& e : fs::directory_iterator(state_dir())) {
+    if (e.path().extension() == ".json") fs::remove(e.path());
+  }
+  const BinaryRun mdel = cni("DEL", mconf, "a", "ca");
+  EXPECT_EQ(mdel.exit_code, 0) << mdel.out;
+  EXPECT_NE(sh("ip netns exec " + nsName("a") + " ip link show net1"), 0);
+  EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+
+  const BinaryRun hdel = cni("DEL", hconf, "b", "cb");
+  EXPECT_EQ(hdel.exit_code, 0) << hdel.out;
+  EXPECT_EQ(sh("ip netns exec " + nsName("b") + " ip link show net1"), 0);  // left alone
 }
 
 TEST_F(NetnsTest, AddToAMissingNetnsIsCode3AndLeavesNothing) {

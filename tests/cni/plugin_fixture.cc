@@ -77,13 +77,18 @@ TestNode::TestNode() {
   physical("ens1f0v0", true);
   physical("ens1f0v1", false);
   physical("ens2f0", true);
+  // The kernel ties each physical netdev to its PCI function (IFLA_PARENT_DEV_NAME).
+  kernel_.setParentDev(FakeKernel::kHost, "ens1f0", "0000:81:00.0");
+  kernel_.setParentDev(FakeKernel::kHost, "ens1f0v0", "0000:81:10.0");
+  kernel_.setParentDev(FakeKernel::kHost, "ens1f0v1", "0000:81:10.2");
+  kernel_.setParentDev(FakeKernel::kHost, "ens2f0", "0000:82:00.0");
   DcbState dcb;
   dcb.supported = true;
   dcb.pfc_enabled = 1 << 3;
   dcb.pfc_cap = 8;
   kernel_.setDcb(FakeKernel::kHost, "ens1f0", dcb);
-  kernel_.addRdmaDevice("mlx5_0");
-  kernel_.addRdmaDevice("mlx5_1");
+  kernel_.addRdmaDevice("mlx5_0", FakeKernel::kHost, "ens1f0");
+  kernel_.addRdmaDevice("mlx5_1", FakeKernel::kHost, "ens1f0v0");
   kernel_.setRdmaNetnsMode(RdmaNetnsMode::kExclusive);
   runner_.addNetns(kPod, "pod1");
   runner_.addNetns(kPod2, "pod2");
@@ -136,6 +141,16 @@ std::string TestNode::withPrev(const std::string& conf, const json& prev) {
   json c = json::parse(conf);
   c["prevResult"] = prev;
   return c.dump();
+}
+
+bool TestNode::vfKnobsBeforeMove(size_t mark) const {
+  const auto log = kernel_.callLog();
+  size_t last_vf_set = 0, first_move = 0;
+  for (size_t i = mark; i < log.size(); ++i) {
+    if (log[i].rfind("setVf", 0) == 0) last_vf_set = i;
+    if (log[i].rfind("moveToNetns", 0) == 0 && first_move == 0) first_move = i;
+  }
+  return last_vf_set > 0 && first_move > 0 && last_vf_set < first_move;
 }
 
 TestNode::World TestNode::world() const {

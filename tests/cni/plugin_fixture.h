@@ -6,6 +6,7 @@
 // The node: PF 0000:81:00.0 "ens1f0" (4 VFs; VF0 0000:81:10.0 "ens1f0v0" with RDMA mlx5_1 whose
 // RoCE v2 GID table holds 10.56.0.2, VF1 0000:81:10.2 "ens1f0v1"), PF RDMA mlx5_0, DCB with PFC
 // on priority 3 (PCP trust); a plain NIC 0000:82:00.0 "ens2f0"; pod netns "pod1" and "pod2".
+// Physical netdevs report their PCI function as parent device; RDMA netns mode is exclusive.
 
 #include <gtest/gtest.h>
 
@@ -62,6 +63,11 @@ class TestNode {
              const std::string& cid = "c1", const std::string& ifname = "net1");
   // The same netconf with prevResult set (what a runtime sends on CHECK/DEL).
   static std::string withPrev(const std::string& conf, const json& prev);
+
+  // True when, in the kernel call log after position `mark`, every VF knob set through the PF
+  // came before the first netdev move (the order PF drivers need on DEL); false if either is
+  // missing.
+  bool vfKnobsBeforeMove(size_t mark) const;
 
   // A comparable picture of everything ADD may touch.
   struct World {

@@ -22,7 +22,7 @@ const char* fakeOpName(FakeOp op) {
                                            "addresses",  "addAddress",     "deleteAddress",
                                            "routes",     "addRoute",       "deleteRoute",
                                            "dcb",        "rdmaNetnsMode",  "moveRdmaToNetns",
-                                           "runInNetns", "openNetns"};
+                                           "rdmaLinks",  "runInNetns",     "openNetns"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -36,6 +36,7 @@ bool isMutation(FakeOp op) {
     case FakeOp::kRoutes:
     case FakeOp::kDcb:
     case FakeOp::kRdmaNetnsMode:
+    case FakeOp::kRdmaLinks:
     case FakeOp::kRunInNetns:
     case FakeOp::kOpenNetns:
       return false;
@@ -222,6 +223,7 @@ int FakeKernel::addLink(const std::string& ns, const FakeLinkSpec& spec) {
   l.info.admin_up = spec.up;
   l.info.carrier = spec.carrier;
   l.info.parent_ifindex = spec.parent_ifindex;
+  l.info.parent_dev = spec.parent_dev;
   l.physical = spec.kind.empty();
   refreshOperstate(l);
   notifyLocked();
@@ -330,9 +332,32 @@ std::optional<std::string> FakeKernel::netnsOfLink(const std::string& name) cons
   return std::nullopt;
 }
 
-void FakeKernel::addRdmaDevice(const std::string& name, const std::string& ns) {
+void FakeKernel::addRdmaDevice(const std::string& name, const std::string& ns,
+                               const std::string& netdev) {
   std::lock_guard lock(mu_);
   rdma_[name] = {ns, static_cast<int>(rdma_.size())};
+  for (auto& [nsname, n] : ns_) {  // a port has one netdev: re-adding rebinds it
+    for (auto& [idx, l] : n->links) {
+      if (l.rdma_device == name) l.rdma_device.clear();
+    }
+  }
+  if (netdev.empty()) return;
+  Ns* n = nsLocked(ns);
+  FakeLink* l = n ? findLocked(*n, netdev) : nullptr;
+  if (!l) {
+    std::fprintf(stderr, "FakeKernel::addRdmaDevice: no link %s in %s\n", netdev.c_str(),
+                 ns.c_str());
+    std::abort();  // a broken test fixture
+  }
+  l->rdma_device = name;
+}
+
+void FakeKernel::setParentDev(const std::string& ns, const std::string& ifname,
+                              const std::string& dev) {
+  std::lock_guard lock(mu_);
+  if (Ns* n = nsLocked(ns)) {
+    if (FakeLink* l = findLocked(*n, ifname)) l->info.parent_dev = dev;
+  }
 }
 
 std::optional<std::string> FakeKernel::rdmaNetnsOf(const std::string& name) const {

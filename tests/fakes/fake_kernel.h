@@ -32,9 +32,11 @@
 //   up (ENETDOWN); a gateway must sit inside a prefix of an address on the link (IPv6: or be
 //   link-local) -> ENETUNREACH; duplicate -> EEXIST; setting a link down flushes its IPv4 routes.
 // - DCB: per-link optional DcbState; none -> DcbState{supported=false}.
-// - RDMA: devices with a namespace; mode shared (default) / exclusive. setRdmaSupported(false)
-//   makes both RDMA calls fail with 103/EPROTONOSUPPORT (like this host). Moving in shared mode
-//   -> EOPNOTSUPP; a device not in the caller's namespace -> ENODEV (error 100).
+// - RDMA: devices with a namespace and one port; mode shared (default) / exclusive.
+//   setRdmaSupported(false) makes every RDMA call fail with 103/EPROTONOSUPPORT (like this
+//   host). Moving in shared mode -> EOPNOTSUPP; a device not in the caller's namespace -> ENODEV
+//   (error 100). rdmaLinks() lists the devices the caller's namespace sees (exclusive: its own;
+//   shared: all), with the port's netdev only when that netdev is in the caller's namespace.
 //
 // Fault injection: failCall(op, errno, nth) makes the nth call of `op` counted from now fail
 // with that errno (before any state change), in whatever namespace it is made. failMutation(nth,
@@ -89,6 +91,7 @@ enum class FakeOp {
   kDcb,
   kRdmaNetnsMode,
   kMoveRdmaToNetns,
+  kRdmaLinks,
   kRunInNetns,  // FakeNetnsRunner::run entering the namespace (fails with 102)
   kOpenNetns,   // FakeNetnsRunner::open (fails with 102)
 };
@@ -106,6 +109,7 @@ struct FakeLink {
   std::vector<VfInfo> vfs;  // PFs only; info.num_vfs == vfs.size()
   std::set<VfKnob> unsupported_vf_knobs;
   std::optional<DcbState> dcb;  // nullopt: no DCB support in the driver
+  std::string rdma_device;      // the RDMA device whose port 1 this netdev is ("" for none)
   // Creation parameters of virtual links, for assertions.
   std::optional<MacvlanMode> macvlan_mode;
   uint16_t vlan_id = 0;
@@ -121,6 +125,7 @@ struct FakeLinkSpec {
   bool up = false;
   bool carrier = true;
   int parent_ifindex = 0;
+  std::string parent_dev;  // the PCI address of a physical device ("" for a virtual one)
 };
 
 class FakeKernel {
@@ -150,6 +155,7 @@ class FakeKernel {
   void unsupportVfKnob(const std::string& ns, const std::string& pf, VfKnob knob);
   void setDcb(const std::string& ns, const std::string& ifname, std::optional<DcbState> dcb);
   void setCarrier(const std::string& ns, const std::string& ifname, bool carrier);
+  void setParentDev(const std::string& ns, const std::string& ifname, const std::string& dev);
   void setVlanSupported(bool on);
   // Default false (EBUSY), like Debian 12's kernel 6.1; kernels >= 6.x let a running link be
   // renamed, so code must not rely on either.
@@ -162,8 +168,10 @@ class FakeKernel {
   std::vector<Route> routesIn(const std::string& ns) const;
   std::optional<std::string> netnsOfLink(const std::string& name) const;  // first match
 
-  // RDMA devices.
-  void addRdmaDevice(const std::string& name, const std::string& ns = kHost);
+  // RDMA devices. `netdev` (a link in `ns`) becomes the netdev of the device's port 1; the
+  // association follows the link across namespaces and renames, as in the kernel.
+  void addRdmaDevice(const std::string& name, const std::string& ns = kHost,
+                     const std::string& netdev = "");
   std::optional<std::string> rdmaNetnsOf(const std::string& name) const;
   void setRdmaNetnsMode(RdmaNetnsMode mode);
   void setRdmaSupported(bool on);

@@ -63,6 +63,7 @@ class FakeNetlink : public Netlink {
   Result<DcbState> dcb(const std::string& ifname) override;
   Result<RdmaNetnsMode> rdmaNetnsMode() override;
   Status moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) override;
+  Result<std::vector<RdmaLink>> rdmaLinks() override;
 
  private:
   // Runs `op` on this namespace's state under the kernel lock, after counting the call and

@@ -250,6 +250,32 @@ Status FakeNetlink::moveRdmaToNetns(const std::string& dev, int netns_fd) {
       ErrorCode::kRdmaFailure);
 }
 
+Result<std::vector<RdmaLink>> FakeNetlink::rdmaLinks() {
+  std::vector<RdmaLink> out;
+  RDMANET_RETURN_IF_ERROR(mutate(
+      FakeOp::kRdmaLinks, "",
+      [&] {
+        if (!kernel_.rdma_supported_) return EPROTONOSUPPORT;
+        FakeKernel::Ns& ns = *kernel_.nsLocked(ns_);
+        for (const auto& [dev, where] : kernel_.rdma_) {
+          if (kernel_.rdma_mode_ == RdmaNetnsMode::kExclusive && where.first != ns_) continue;
+          RdmaLink l;
+          l.device = dev;
+          l.port = 1;
+          for (const auto& [idx, link] : ns.links) {
+            if (link.rdma_device == dev) {
+              l.netdev_ifindex = idx;
+              l.netdev = link.info.name;
+            }
+          }
+          out.push_back(std::move(l));
+        }
+        return 0;
+      },
+      ErrorCode::kRdmaFailure));
+  return out;
+}
+
 FakeNetnsRunner::FakeNetnsRunner(FakeKernel& kernel) : kernel_(kernel) {
   paths_["/proc/self/ns/net"] = FakeKernel::kHost;
   paths_["/proc/thread-self/ns/net"] = FakeKernel::kHost;

@@ -325,6 +325,43 @@ TEST_F(FakeNetlinkTest, RdmaMoveNeedsExclusiveModeAndSupport) {
   EXPECT_EQ(r.error().sys_errno, EPROTONOSUPPORT);
 }
 
+TEST_F(FakeNetlinkTest, RdmaLinksShowWhatTheNamespaceSeesAndFollowTheNetdev) {
+  runner_.addNetns("/run/netns/pod", "pod");
+  const int vf = kernel_.addLink(FakeKernel::kHost, "ens1f0v0");
+  kernel_.addRdmaDevice("mlx5_0");
+  kernel_.addRdmaDevice("mlx5_1", FakeKernel::kHost, "ens1f0v0");
+  auto all = host_.rdmaLinks();
+  ASSERT_TRUE(all.ok()) << all.error().msg;
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_EQ((*all)[1], (RdmaLink{"mlx5_1", 1, vf, "ens1f0v0"}));
+  EXPECT_EQ((*all)[0].netdev_ifindex, 0);
+
+  // The netdev moves into the pod and is renamed there: in shared mode the pod sees both
+  // devices, and the port's netdev only from the pod.
+  auto pod_fd = kernel_.netnsHandle("pod");
+  ASSERT_TRUE(host_.moveToNetns(vf, pod_fd.fd()).ok());
+  FakeNetlink pod(kernel_, "pod");
+  const int in_pod = pod.linkByName("ens1f0v0")->ifindex;
+  ASSERT_TRUE(pod.rename(in_pod, "net1").ok());
+  EXPECT_EQ(host_.rdmaLinks()->at(1).netdev, "");
+  auto seen = pod.rdmaLinks();
+  ASSERT_EQ(seen->size(), 2u);
+  EXPECT_EQ((*seen)[1], (RdmaLink{"mlx5_1", 1, in_pod, "net1"}));
+
+  // Exclusive mode: each namespace sees only its own devices.
+  kernel_.setRdmaNetnsMode(RdmaNetnsMode::kExclusive);
+  ASSERT_TRUE(host_.moveRdmaToNetns("mlx5_1", pod_fd.fd()).ok());
+  ASSERT_EQ(pod.rdmaLinks()->size(), 1u);
+  EXPECT_EQ(pod.rdmaLinks()->at(0).device, "mlx5_1");
+  ASSERT_EQ(host_.rdmaLinks()->size(), 1u);
+  EXPECT_EQ(host_.rdmaLinks()->at(0).device, "mlx5_0");
+
+  kernel_.setRdmaSupported(false);
+  auto r = pod.rdmaLinks();
+  EXPECT_EQ(r.error().code, ErrorCode::kRdmaFailure);
+  EXPECT_EQ(r.error().sys_errno, EPROTONOSUPPORT);
+}
+
 TEST_F(FakeNetlinkTest, FailCallFailsOnlyTheNthCallOfThatOp) {
   const int idx = kernel_.addLink(FakeKernel::kHost, "eth1");
   kernel_.failCall(FakeOp::kSetMtu, EBUSY, 2);

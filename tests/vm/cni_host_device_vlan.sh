@@ -35,4 +35,12 @@ t_run "$dev is back under its name" wait_for_link "$dev"
 t_eq "$dev has its MAC" "$(mac_of "$dev")" "$mac"
 t_refused "no net1 left in the pod" ip -n pa link show net1
 cni_ok "DEL again" DEL pa ca "$conf"
+
+# The state file lost while the device is in the pod: DEL finds it under the VLAN, deletes the
+# VLAN and brings the device back under the netconf's name.
+cni_ok "ADD for the lost-state case" ADD pa cs "$conf"
+rm -f "$RDMANET_STATE_DIR"/*.json
+cni_ok "DEL without a state file" DEL pa cs "$conf"
+t_refused "no net1 left in the pod (lost state)" ip -n pa link show net1
+t_run "$dev is back under its name (lost state)" wait_for_link "$dev"
 t_done

@@ -3,7 +3,8 @@
 # <pf>.100, whose egress-qos-map sends every priority to the lossless PCP 3; the pods ping each
 # other; the frames leave the PF tagged "vlan 100, p 3" (captured on the PF's egress: QEMU's igb
 # does not deliver PF-originated VLAN frames to the cabled peer, VF-originated ones it does, see
-# cni_sriov.sh); the VLAN device goes with the last pod.
+# cni_sriov.sh); the VLAN device goes with the last pod, and with a pod whose state file and netns
+# are both gone.
 set -u
 # shellcheck source=hack/vm/lib.sh
 source "$RDMANET_VM_DIR/lib.sh"
@@ -38,5 +39,13 @@ cni_ok "DEL pod a" DEL pa ca "$(conf 192.168.101.1/24)"
 t_run "$vlan stays while pod b uses it" ip link show "$vlan"
 cni_ok "DEL pod b" DEL pb cb "$(conf 192.168.101.2/24)"
 t_refused "$vlan is gone with the last pod" ip link show "$vlan"
+
+# The state file lost and the pod's netns gone too: DEL still releases the pod's use of $vlan.
+cni_ok "ADD pod a again" ADD pa cs "$(conf 192.168.101.1/24)"
+t_run "$vlan is back" ip link show "$vlan"
+rm -f "$RDMANET_STATE_DIR"/*.json
+ip netns del pa
+cni_ok "DEL without a state file or netns" DEL "" cs "$(conf 192.168.101.1/24)"
+t_refused "$vlan is gone (lost state)" ip link show "$vlan"
 t_run "no state left" test -z "$(ls "$RDMANET_STATE_DIR"/*.json "$RDMANET_STATE_DIR"/vlan/* 2>/dev/null)"
 t_done

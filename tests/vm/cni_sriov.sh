@@ -2,8 +2,9 @@
 # vm test: rdmanet's sriov mode end to end on igb VFs. A VF of each of the two cabled PFs goes
 # into its own pod with VLAN 100, lossless priority 3 (VST: vlan 100 qos 3 through the PF) and
 # static IPAM; the pods ping; a capture on the peer PF shows the frames tagged "vlan 100, p 3";
-# DEL restores every VF setting and the netdev's name; a knob the driver refuses (igb has no
-# link_state) fails cleanly with everything rolled back.
+# DEL restores every VF setting and the netdev's name, and, with the state file lost, still
+# brings the VF back with default settings; a knob the driver refuses (igb has no link_state)
+# fails cleanly with everything rolled back.
 set -u
 # shellcheck source=hack/vm/lib.sh
 source "$RDMANET_VM_DIR/lib.sh"
@@ -67,8 +68,25 @@ cni_ok "DEL after netns deletion" DEL "" ca "$(conf "$vf0" 192.168.100.1/24)"
 t_eq "PF0 VF 1 settings restored after netns deletion" "$(vf_line "$pf0" 1)" "$before0"
 t_run "$vf0_name is back under its name" wait_for_link "$vf0_name"
 
-# A knob igb refuses: link_state. Clean error, nothing changed.
+# DEL after the state file is lost (a wiped /var/lib/cni) while the pod still holds the VF: the
+# kernel's parent device identifies it in the pod, its knobs are reset to defaults through the
+# PF, and it comes back under <pf>v<N> (sysfs no longer knows its old name).
 ip netns add pa
+cni_ok "ADD for the lost-state case" ADD pa cs "$(conf "$vf0" 192.168.100.1/24)"
+rm -f "$RDMANET_STATE_DIR"/*.json
+cni_ok "DEL without a state file" DEL pa cs "$(conf "$vf0" 192.168.100.1/24)"
+t_refused "net1 left pod a" ip -n pa link show net1
+t_eq "PF0 VF 1 back to defaults without state" "$(vf_line "$pf0" 1)" "$before0"
+back=$(netdev_of_pci "$vf0")
+want="${pf0}v1"
+((${#want} > 15)) && want=$back  # too long for IFNAMSIZ: the PCI path name is used instead
+t_eq "the VF is back in the host as $want" "$back" "$want"
+t_eq "the VF is down in the host" "$(cat "/sys/class/net/$back/operstate" 2>/dev/null)" down
+cni_ok "a second DEL without state is a no-op" DEL pa cs "$(conf "$vf0" 192.168.100.1/24)"
+t_eq "PF0 VF 1 still at defaults" "$(vf_line "$pf0" 1)" "$before0"
+[[ -n $back && $back != "$vf0_name" ]] && ip link set dev "$back" name "$vf0_name"
+
+# A knob igb refuses: link_state. Clean error, nothing changed.
 out=$(cni ADD pa cx "$(conf "$vf0" 192.168.100.1/24 ', "link_state": "enable"')")
 rc=$?
 t_eq "link_state refused: non-zero exit" "$((rc != 0))" 1

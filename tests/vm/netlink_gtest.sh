@@ -4,7 +4,7 @@
 # skip on the host. RDMANET_TEST_PF is the NUMA 0 igb PF (with 4 VFs).
 #   netlink_gtest.sh BINARY [GTEST ARGS...]
 # Fails when the binary fails, when a VLAN test skipped (this kernel has 8021q), or when the VF
-# VLAN/QoS test did not pass. igb refusing a knob (link state) is a skip, which is the real
+# VLAN/QoS, the PF parent-device or the RDMA links (Soft-RoCE) test did not pass. igb refusing a knob (link state) is a skip, which is the real
 # driver's answer.
 set -u
 # shellcheck source=hack/vm/lib.sh
@@ -22,4 +22,7 @@ echo "$out"
 t_eq "$(basename "$bin") exit code" "$rc" 0
 t_run "no VLAN test skipped" bash -c '! grep -E "^\[  SKIPPED \] LibnlVlanTest\." <<<"$1"' _ "$out"
 t_match "VF vlan+qos test ran and passed" '^\[       OK \] LibnlVfTest\.SetsAndReadsVlanAndQos' "$out"
+t_match "PF parent device test ran and passed" \
+  '^\[       OK \] LibnlVfTest\.PfReportsItsPciFunctionAsParentDevice' "$out"
+t_match "RDMA links test (Soft-RoCE) ran and passed" '^\[       OK \] LibnlRdmaTest\.' "$out"
 t_done

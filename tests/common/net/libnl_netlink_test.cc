@@ -23,6 +23,7 @@ TEST_F(LibnlLinkTest, LinkByNameReportsVethKindMtuAndMac) {
   EXPECT_EQ(l->kind, "veth");
   EXPECT_EQ(l->mtu, 1500u);
   EXPECT_FALSE(l->mac.isZero());
+  EXPECT_EQ(l->parent_dev, "");  // a virtual link has no bus device
   EXPECT_FALSE(l->admin_up);
   auto same = nl_->linkByIndex(l->ifindex);
   ASSERT_TRUE(same.ok());

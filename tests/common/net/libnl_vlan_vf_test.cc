@@ -6,7 +6,9 @@
 //   emulated igb PF with sriov_numvfs >= 1). They restore every knob they change.
 #include <gtest/gtest.h>
 #include <linux/if_ether.h>
+#include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 
 #include "tests/common/net/libnl_fixture.h"
@@ -142,6 +144,17 @@ TEST_F(LibnlVfTest, SetsAndReadsRate) {
   applyOrSkip(nl_->setVfRate(pf_, 0, 0, 100), "rate");
   if (IsSkipped() || HasFatalFailure()) return;
   EXPECT_EQ(vf0().max_tx_rate, 100u);
+}
+
+TEST_F(LibnlVfTest, PfReportsItsPciFunctionAsParentDevice) {
+  const std::string pf = std::getenv("RDMANET_TEST_PF");
+  char target[PATH_MAX] = {};
+  const std::string link = "/sys/class/net/" + pf + "/device";
+  ASSERT_GT(::readlink(link.c_str(), target, sizeof(target) - 1), 0) << link;
+  const std::string pci = std::string(target).substr(std::string(target).rfind('/') + 1);
+  auto l = nl_->linkByIndex(pf_);
+  ASSERT_TRUE(l.ok()) << l.error().msg;
+  EXPECT_EQ(l->parent_dev, pci);
 }
 
 TEST_F(LibnlVfTest, VfIndexOutOfRangeIsEinval) {

@@ -35,6 +35,8 @@ TEST(RtnlCodecTest, ParsesLinkAttributes) {
       .attr(IFLA_OPERSTATE, uint8_t{IF_OPER_UP})
       .attr(IFLA_LINK, uint32_t{4})
       .attr(IFLA_NUM_VF, uint32_t{8})
+      .str(IFLA_PARENT_DEV_NAME, "0000:81:10.6")
+      .str(IFLA_PARENT_DEV_BUS_NAME, "pci")
       .begin(IFLA_LINKINFO)
       .str(IFLA_INFO_KIND, "macvlan")
       .end();
@@ -49,6 +51,7 @@ TEST(RtnlCodecTest, ParsesLinkAttributes) {
   EXPECT_EQ(l->operstate, "up");
   EXPECT_EQ(l->parent_ifindex, 4);
   EXPECT_EQ(l->num_vfs, 8);
+  EXPECT_EQ(l->parent_dev, "0000:81:10.6");
   EXPECT_EQ(l->kind, "macvlan");
 }
 
