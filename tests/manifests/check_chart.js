@@ -4,8 +4,9 @@
 // 1. every object validates offline (k8s_check.js), every netconf too (netconf_check.js);
 // 2. the DaemonSet is what issue 6 asks for, and its parts refer to each other consistently
 //    (flags vs mounts, probes vs ports, checksum vs config, Service vs pods);
-// 3. with --netconf-out, each NAD's netconf is written to DIR/<name>.json and the device plugin
-//    config to DIR/device-plugin-config.json, for render_feeds_binaries.sh.
+// 3. with --netconf-out, each NAD's netconf is written to DIR/<name>.json, the device plugin
+//    config to DIR/device-plugin-config.json and its container args (a JSON array) to
+//    DIR/device-plugin-args.json, for render_feeds_binaries.sh.
 'use strict';
 
 const crypto = require('crypto');
@@ -39,6 +40,7 @@ const one = (k) => {
 // --- The device plugin config.
 const cm = one('ConfigMap');
 let dpConfig = null;
+let dpArgs = null;  // the device plugin container's args, for render_feeds_binaries.sh
 const configText = cm && cm.data && cm.data['config.json'];
 try {
   dpConfig = JSON.parse(configText);
@@ -107,7 +109,10 @@ if (ds) {
 
   const dp = pod.containers.find((c) => c.name === 'device-plugin');
   if (!dp) fail('no device-plugin container');
-  else checkDevicePlugin(dp);
+  else {
+    checkDevicePlugin(dp);
+    dpArgs = dp.args || [];
+  }
   checkInstallCni((pod.initContainers || []).find((c) => c.name === 'install-cni'));
 
   const sum = crypto.createHash('sha256').update((configText || '').replace(/\n$/, '')).digest('hex');
@@ -156,7 +161,7 @@ function checkDevicePlugin(c) {
     const h = c[probe] && c[probe].httpGet;
     if (!h || h.path !== p || h.port !== 'metrics') fail(`${probe} is not httpGet ${p} on the metrics port`);
   }
-  for (const f of ['--log-level']) if (!flag(argv, f)) fail(`device plugin lacks ${f}`);
+  for (const f of ['--log-level', '--doctor-interval']) if (!flag(argv, f)) fail(`device plugin lacks ${f}`);
 }
 
 function checkInstallCni(c) {
@@ -199,6 +204,7 @@ if (nads.length < minNetworks) fail(`expected at least ${minNetworks} networks, 
 if (netconfOut) {
   fs.mkdirSync(netconfOut, {recursive: true});
   if (configText) fs.writeFileSync(path.join(netconfOut, 'device-plugin-config.json'), configText);
+  if (dpArgs) fs.writeFileSync(path.join(netconfOut, 'device-plugin-args.json'), JSON.stringify(dpArgs));
 }
 for (const nad of nads) {
   const id = `NetworkAttachmentDefinition/${nad.metadata.name}`;

@@ -52,7 +52,7 @@ case $what in
     "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc"
     # The file's own mode must be what its networks render.
     for nc in "$tmp"/nc/*.json; do
-      [[ $(basename "$nc") == device-plugin-config.json ]] && continue
+      [[ $(basename "$nc") == device-plugin-*.json ]] && continue
       node -e 'const r=require(process.argv[1]);if(r.netconf.mode!==process.argv[2])
         {console.error(`${r.netconf.name}: mode ${r.netconf.mode}`);process.exit(1)}' "$nc" "$what" ||
         die "values/$what.yaml renders a network of another mode"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The chart's output fed to the real binaries:
 #
-#   render_feeds_binaries.sh dp  DEVICE_PLUGIN_BINARY   each render's ConfigMap config.json must
-#                                                       pass `rdmanet-device-plugin --check-config`
+#   render_feeds_binaries.sh dp  DEVICE_PLUGIN_BINARY   each render's container args and ConfigMap
+#                                                       config.json must pass
+#                                                       `rdmanet-device-plugin ARGS --check-config`
 #   render_feeds_binaries.sh cni CNI_BINARY             each rendered NAD netconf does a real
 #                                                       ADD/DEL on the simulated node (root)
 #
@@ -34,13 +35,18 @@ feed_device_plugin() {
   grep -q -- '--check-config' <<<"$("$bin" --help 2>&1)" ||
     skip "$bin has no --check-config mode yet"
   render_all
-  local n=0 f out
+  local n=0 f out rendered_args
   for f in "$tmp"/nc/*/device-plugin-config.json; do
-    if ! out=$("$bin" --check-config "$f" 2>&1); then
+    # The container's own args go through the real flag parser too (--check-config validates
+    # the file after every flag has been parsed).
+    mapfile -t rendered_args < <(node -e 'for (const a of JSON.parse(require("fs").readFileSync(
+      process.argv[1]))) console.log(a)' "$(dirname "$f")/device-plugin-args.json")
+    ((${#rendered_args[@]})) || die "no device plugin args rendered for $(dirname "$f")"
+    if ! out=$("$bin" "${rendered_args[@]}" --check-config "$f" 2>&1); then
       echo "$out" >&2
-      die "rdmanet-device-plugin rejects the config rendered from $(basename "$(dirname "$f")")"
+      die "rdmanet-device-plugin rejects the args or config rendered from $(basename "$(dirname "$f")")"
     fi
-    echo "accepted: $(basename "$(dirname "$f")") config.json"
+    echo "accepted: $(basename "$(dirname "$f")") args and config.json"
     n=$((n + 1))
   done
   # Control: --check-config really checks. A key the plugin does not know must be refused, and
@@ -52,7 +58,12 @@ feed_device_plugin() {
     die "--check-config accepted an unknown selector key (vendorz)"
   fi
   grep -q vendorz <<<"$out" || die "--check-config's error does not name the key: $out"
-  echo "PASS: $n rendered device plugin configs accepted by --check-config; a bad one refused"
+  # Control: the flag parser really runs before --check-config: a bad rendered value is refused.
+  if out=$("$bin" --doctor-interval 5x --check-config "$tmp/nc/default/device-plugin-config.json" 2>&1); then
+    die "a bad --doctor-interval passed --check-config"
+  fi
+  grep -q -- --doctor-interval <<<"$out" || die "the flag error does not name the flag: $out"
+  echo "PASS: $n rendered device plugin args + configs accepted; a bad config and a bad flag refused"
 }
 
 # --- CNI on the simulated node.
@@ -104,7 +115,7 @@ feed_cni() {
   before=$(links_in_netns)
 
   for rec in "$tmp"/nc/*/*.json; do
-    [[ $(basename "$rec") == device-plugin-config.json ]] && continue
+    [[ $(basename "$rec") == device-plugin-*.json ]] && continue
     local mode name
     mode=$(node -p 'require(process.argv[1]).netconf.mode' "$rec")
     name=$(node -p 'require(process.argv[1]).netconf.name' "$rec")
