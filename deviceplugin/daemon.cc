@@ -100,7 +100,7 @@ Status Daemon::setUp() {
     }
   }
   rescan();
-  for (Pool& p : buildPools(config_, inv_)) startPool(std::move(p));
+  for (Pool& p : buildPools(config_, inv_, &moved_)) startPool(std::move(p));
   rebuild();
   resync_at_ = Clock::now() + opts_.resync;
   log->info("serving {} pools; kubelet dir {}", pools_.size(), socketDir().string());

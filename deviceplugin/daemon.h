@@ -30,6 +30,7 @@
 #include "deviceplugin/health.h"
 #include "deviceplugin/link_source.h"
 #include "deviceplugin/metrics.h"
+#include "deviceplugin/moved_attributes.h"
 #include "deviceplugin/registration_worker.h"
 #include "deviceplugin/resource_pool.h"
 #include "deviceplugin/watch.h"
@@ -108,6 +109,7 @@ class Daemon {
   Sysfs sysfs_;
 
   NodeInventory inv_;
+  MovedAttributes moved_;  // what functions whose netdev is in a pod looked like
   std::map<std::string, bool> netlink_carrier_;
   std::map<std::string, std::vector<int>> port_cache_;  // RDMA device -> port states
   std::map<std::string, PoolRuntime> pools_;

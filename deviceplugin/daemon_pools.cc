@@ -50,9 +50,11 @@ bool Daemon::inventoryHasNetdev(const std::string& name) const {
 void Daemon::rescan() {
   auto start = Clock::now();
   inv_ = scanNode(sysfs_);
+  moved_.observe(inv_);
   port_cache_.clear();
   logger(Component::kDiscovery)
-      ->debug("scanned {} NIC functions, {} GPUs in {} ms", inv_.nics.size(), inv_.gpus.size(),
+      ->debug("scanned {} NIC functions ({} with their netdev in a pod), {} GPUs in {} ms",
+              inv_.nics.size(), moved_.movedCount(), inv_.gpus.size(),
               std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
@@ -78,7 +80,7 @@ void Daemon::rebuild() {
   LinkStates links;
   links.seedFromInventory(inv_);
   for (const auto& [name, up] : netlink_carrier_) links.set(name, up);
-  for (Pool& p : buildPools(config_, inv_)) {
+  for (Pool& p : buildPools(config_, inv_, &moved_)) {
     auto it = pools_.find(p.config.fullName());
     if (it == pools_.end()) continue;
     for (PoolDevice& d : p.devices) {
@@ -236,7 +238,7 @@ void Daemon::applyConfig(PluginConfig cfg) {
     stopPool(name, !still_named);
   }
   config_ = std::move(cfg);
-  for (Pool& p : buildPools(config_, inv_)) {
+  for (Pool& p : buildPools(config_, inv_, &moved_)) {
     if (!keep.count(p.config.fullName())) startPool(std::move(p));
   }
   for (const auto& name : keep) log->debug("{}: unchanged, socket kept", name);

@@ -122,17 +122,19 @@ std::string sharedSlotId(const PciAddress& pf, int slot) {
   return fmt::format("{}-{}", pf.str(), slot);
 }
 
-std::vector<Pool> buildPools(const PluginConfig& cfg, const NodeInventory& inv) {
+std::vector<Pool> buildPools(const PluginConfig& cfg, const NodeInventory& inv,
+                             const MovedAttributes* moved) {
   std::vector<Pool> pools;
   std::set<PciAddress> claimed[2];  // per mode
   for (const PoolConfig& pc : cfg.pools) {
     Pool pool{.config = pc};
     auto& taken = claimed[pc.mode == PoolMode::kVf ? 0 : 1];
     for (const NicFunction& fn : inv.nics) {
-      if (!eligibleFor(pc.mode, fn) || taken.count(fn.pci.address)) continue;
+      const NicFunction& seen = moved ? moved->forSelection(fn) : fn;
+      if (!eligibleFor(pc.mode, seen) || taken.count(fn.pci.address)) continue;
       bool match = pc.selectors.empty() ||
                    std::any_of(pc.selectors.begin(), pc.selectors.end(),
-                               [&](const Selector& s) { return selectorMatches(s, fn, inv); });
+                               [&](const Selector& s) { return selectorMatches(s, seen, inv); });
       if (!match) continue;
       taken.insert(fn.pci.address);
       PoolDevice base = makeDevice(fn, inv);

@@ -13,6 +13,7 @@
 
 #include "common/inventory/node.h"
 #include "deviceplugin/config.h"
+#include "deviceplugin/moved_attributes.h"
 
 namespace rdmanet::dp {
 
@@ -62,7 +63,10 @@ bool eligibleFor(PoolMode mode, const NicFunction& fn);
 // Builds all pools in config order. A function claimed by an earlier pool is not offered by a
 // later pool of the same mode; shared pools claim PFs and vf pools claim VFs, so a PF's VFs can
 // be one pool while the PF is shared in another. Health starts as "healthy"; see health.h.
-std::vector<Pool> buildPools(const PluginConfig& cfg, const NodeInventory& inv);
+// With `moved`, eligibility and selectors see functions whose netdev is in a pod as they were
+// (moved_attributes.h); the devices themselves are built from `inv`.
+std::vector<Pool> buildPools(const PluginConfig& cfg, const NodeInventory& inv,
+                             const MovedAttributes* moved = nullptr);
 
 // "0000:17:00.0-7": the ID of slot 7 of a shared PF.
 std::string sharedSlotId(const PciAddress& pf, int slot);

@@ -4,7 +4,8 @@
 # reading the guest's real /sys (--sysfs-root /), must tie each rxe to its VF through `parent`,
 # offer exactly the VFs that have one in an isRdma pool, with each PF's NUMA node, and answer
 # Allocate (through the stand-in kubelet) with that rxe's own uverbs node and its name in the
-# NCCL and PCIDEVICE_*_INFO hints.
+# NCCL and PCIDEVICE_*_INFO hints; a VF whose netdev (and so its rxe) went into a pod stays
+# offered, and leaves the pool once it is back without an rxe.
 #
 #   dp_rdma.sh DEVICE_PLUGIN FAKE_KUBELET
 set -u
@@ -59,7 +60,7 @@ EOF
 mkdir -p "$DEMO_WORK/kubelet/device-plugins"
 kubelet_start "$kubelet_bin" "$DEMO_WORK/kubelet"
 "$dp_bin" --config "$DEMO_WORK/pools.json" --kubelet-dir "$DEMO_WORK/kubelet" --sysfs-root / \
-  --devinfo-dir "$DEMO_WORK/devinfo" --metrics-addr off >"$DEMO_WORK/dp.log" 2>&1 &
+  --devinfo-dir "$DEMO_WORK/devinfo" --metrics-addr off --log-level debug >"$DEMO_WORK/dp.log" 2>&1 &
 dp_pid=$!
 KUBELET_TIMEOUT=120 t_run "the plugin registers rdma/vf and lists its devices" \
   kubelet wait rdma/vf 120000
@@ -106,5 +107,28 @@ if kubelet allocate rdma/vf "$no_rxe"; then
 else
   t_pass "Allocate $no_rxe (not in the pool) refused: $(kubelet_last allocate rdma/vf | jq -r '.error.code')"
 fi
+
+# A VF going into a pod (as the CNI moves it) takes its netdev out of the host's sysfs and, in
+# shared RDMA netns mode, deletes its rxe. The plugin must keep offering it (kubelet's capacity
+# must not shrink under a running pod), judged by its PF. Once its netdev is back without an
+# rxe, it is no longer an RDMA device and leaves the isRdma pool.
+moved=${vfs[0]}
+moved_id=$(pci_of_netdev "$moved")
+moved_rxe=${want_rxe[$moved_id]}
+ip netns add dp-pod
+ip link set "$moved" netns dp-pod
+t_run "$moved_rxe is gone with $moved's move into a pod" \
+  vm_poll 10 test ! -e "/sys/class/infiniband/$moved_rxe"
+t_run "the plugin rescanned and remembers $moved_id" \
+  vm_poll 15 grep -q "(1 with their netdev in a pod)" "$DEMO_WORK/dp.log"
+kubelet devices rdma/vf >/dev/null
+t_eq "$moved_id in a pod is still offered, Healthy" \
+  "$(kubelet_last devices rdma/vf | jq -r --arg id "$moved_id" '.devices[] | select(.id == $id) | .health')" \
+  Healthy
+t_run "still 7 devices, all Healthy" kubelet wait-healthy rdma/vf 7 7 1000
+ip -n dp-pod link set "$moved" netns 1
+t_run "back in the host without an rxe, $moved_id leaves the isRdma pool" \
+  kubelet wait-healthy rdma/vf 6 6 30000
+ip netns del dp-pod
 step "done"
 t_done
