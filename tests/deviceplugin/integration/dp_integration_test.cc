@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <thread>
 
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/test_node.h"
@@ -237,6 +238,56 @@ TEST_F(DpIntegrationTest, ConfigHotReloadKeepsUnchangedPoolSockets) {
   for (size_t i = mark; i < kubelet_->events().size(); ++i) {
     EXPECT_FALSE(isEvent("stream_end")(kubelet_->events()[i])) << kubelet_->events()[i];
   }
+}
+
+// SIGHUP reloads what inotify cannot see: here the config is a symlink into a directory the
+// plugin does not watch, and the file it points to changes in place.
+TEST_F(DpIntegrationTest, SighupReloadsAConfigChangeInotifyCannotSee) {
+  const fs::path real = work_ / "elsewhere" / "config.json";
+  const std::string a = R"({"resourceName": "a", "selectors": {"pfNames": ["ens1f0"]}})";
+  fs::create_directories(real.parent_path());
+  writeFile(real, R"({"resourceList": [)" + a + "]}");
+  fs::create_symlink(real, work_ / "config.json");
+  startPlugin("", {"--config", (work_ / "config.json").string()});
+  startKubelet();
+  ASSERT_TRUE(kubelet_->command("wait rdma/a")) << plugin_->log();
+  size_t mark = kubelet_->mark();
+  writeFile(real, R"({"resourceList": [)" + a +
+                      R"(, {"resourceName": "c", "selectors": {"pfNames": ["ens1f1"]}}]})");
+  EXPECT_FALSE(kubelet_->waitEvent(isEvent("register", "rdma/c"), 1500ms, mark))
+      << "inotify saw a change in an unwatched directory?";
+  plugin_->child().signal(SIGHUP);
+  ASSERT_TRUE(plugin_->logContains("SIGHUP: reloading config"));
+  ASSERT_TRUE(kubelet_->waitEvent(isEvent("register", "rdma/c"), 5s, mark)) << plugin_->log();
+  ASSERT_TRUE(kubelet_->command("wait rdma/c"));  // its device list has arrived
+  EXPECT_TRUE(kubelet_->command("allocate rdma/c 1"));
+  for (size_t i = mark; i < kubelet_->events().size(); ++i) {
+    EXPECT_FALSE(isEvent("register", "rdma/a")(kubelet_->events()[i])) << "pool a re-registered";
+  }
+  EXPECT_TRUE(plugin_->child().running());
+}
+
+// Kubelet's device-plugins directory removed (a node reset, a kubelet reinstall) and made
+// again: the plugin waits, then serves and registers every pool again.
+TEST_F(DpIntegrationTest, TheKubeletDirVanishingAndComingBackIsFollowed) {
+  startPlugin();
+  startKubelet();
+  ASSERT_TRUE(kubelet_->command("wait rdma/vf")) << plugin_->log();
+  kubelet_.reset();
+  // The plugin may be re-creating its sockets in there while it goes: retry until it is gone.
+  std::error_code ec;
+  for (int i = 0; i < 100 && fs::exists(kubelet_dir_ / "device-plugins"); ++i) {
+    fs::remove_all(kubelet_dir_ / "device-plugins", ec);
+    if (ec) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_FALSE(fs::exists(kubelet_dir_ / "device-plugins")) << ec.message();
+  ASSERT_TRUE(plugin_->logContains("vanished; waiting for it to come back")) << plugin_->log();
+  std::this_thread::sleep_for(700ms);  // past the plugin's first re-watch attempt
+  EXPECT_TRUE(plugin_->child().running());
+  startKubelet();  // creates the directory and kubelet.sock
+  ASSERT_TRUE(kubelet_->command("wait rdma/vf 5000")) << plugin_->log();
+  ASSERT_TRUE(kubelet_->command("wait rdma/shared 5000"));
+  EXPECT_TRUE(kubelet_->command("allocate rdma/vf 1"));
 }
 
 TEST_F(DpIntegrationTest, MetricsExposeDevicesAllocationsAndLatency) {
