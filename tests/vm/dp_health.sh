@@ -7,51 +7,18 @@
 #
 #   dp_health.sh DEVICE_PLUGIN FAKE_KUBELET
 set -u
-SECONDS=0
-step() { echo "[${SECONDS}s] $*"; }
-dp_bin=$(readlink -f "${1:?device plugin binary}")
-kubelet_bin=$(readlink -f "${2:?fake kubelet binary}")
-# shellcheck source=hack/vm/lib.sh
-source "$RDMANET_VM_DIR/lib.sh"
-DEMO_WORK=$(mktemp -d /tmp/dp-health.XXXXXX)
-# shellcheck source=hack/demo/kubelet.sh
-source "$RDMANET_VM_DIR/../demo/kubelet.sh"
-
-dp_pid=
-finish() {
-  kubelet_stop
-  [[ -n $dp_pid ]] && kill "$dp_pid" 2>/dev/null && wait "$dp_pid"
-  echo "--- device plugin log (tail)"
-  tail -n 15 "$DEMO_WORK/dp.log"
-}
-trap finish EXIT
+# shellcheck source=tests/vm/dp_lib.sh
+source "$(dirname "$0")/dp_lib.sh" dp-health "$@"
 
 pf0=$(pf_of_numa 0)
 pf1=$(pf_of_numa 1)
-declare -A pf_of
-vfs=()
-for pf in "$pf0" "$pf1"; do
-  for v in $(vfs_of "$pf"); do
-    vfs+=("$v")
-    pf_of[$(pci_of_netdev "$v")]=$pf
-    ip link set "$v" up
-  done
-done
-for v in "${vfs[@]}"; do wait_carrier "$v" 90 || t_fail "$v has no carrier"; done
-step "${#vfs[@]} VFs up with carrier"
+dp_vfs_up
 ids_of() { # ids_of PF: its VFs' PCI addresses, sorted, space-separated
   local id
-  for id in "${!pf_of[@]}"; do [[ ${pf_of[$id]} == "$1" ]] && echo "$id"; done | sort | xargs
+  for id in "${!vf_pf[@]}"; do [[ ${vf_pf[$id]} == "$1" ]] && echo "$id"; done | sort | xargs
 }
 
-cat >"$DEMO_WORK/pools.json" <<'EOF'
-{"resourceList": [{"resourceName": "vf", "selectors": [{"drivers": ["igbvf"]}]}]}
-EOF
-mkdir -p "$DEMO_WORK/kubelet/device-plugins"
-kubelet_start "$kubelet_bin" "$DEMO_WORK/kubelet"
-"$dp_bin" --config "$DEMO_WORK/pools.json" --kubelet-dir "$DEMO_WORK/kubelet" --sysfs-root / \
-  --devinfo-dir "$DEMO_WORK/devinfo" --metrics-addr off >"$DEMO_WORK/dp.log" 2>&1 &
-dp_pid=$!
+dp_start '{"resourceList": [{"resourceName": "vf", "selectors": [{"drivers": ["igbvf"]}]}]}'
 KUBELET_TIMEOUT=120 t_run "the plugin registers rdma/vf" kubelet wait rdma/vf 120000
 t_run "8 VFs, all Healthy" kubelet wait-healthy rdma/vf 8 8 60000
 step "registered, device list:"

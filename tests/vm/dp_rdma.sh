@@ -9,39 +9,13 @@
 #
 #   dp_rdma.sh DEVICE_PLUGIN FAKE_KUBELET
 set -u
-SECONDS=0
-step() { echo "[${SECONDS}s] $*"; }
-dp_bin=$(readlink -f "${1:?device plugin binary}")
-kubelet_bin=$(readlink -f "${2:?fake kubelet binary}")
-# shellcheck source=hack/vm/lib.sh
-source "$RDMANET_VM_DIR/lib.sh"
-DEMO_WORK=$(mktemp -d /tmp/dp-rdma.XXXXXX)
-# shellcheck source=hack/demo/kubelet.sh
-source "$RDMANET_VM_DIR/../demo/kubelet.sh"
-
-dp_pid=
-finish() {
-  kubelet_stop
-  [[ -n $dp_pid ]] && kill "$dp_pid" 2>/dev/null && wait "$dp_pid"
-  echo "--- device plugin log (tail)"
-  tail -n 15 "$DEMO_WORK/dp.log"
-}
-trap finish EXIT
+# shellcheck source=tests/vm/dp_lib.sh
+source "$(dirname "$0")/dp_lib.sh" dp-rdma "$@"
 
 # Every VF up (a device is Healthy with carrier and an ACTIVE RDMA port, and Allocate refuses
 # unhealthy ones), then an rxe on each VF but the last one of NUMA 1, which must not be offered.
-declare -A numa_of want_rxe
-vfs=()
-for n in 0 1; do
-  pf=$(pf_of_numa "$n")
-  for v in $(vfs_of "$pf"); do
-    vfs+=("$v")
-    numa_of[$(pci_of_netdev "$v")]=$n
-    ip link set "$v" up
-  done
-done
-for v in "${vfs[@]}"; do wait_carrier "$v" 90 || t_fail "$v has no carrier"; done
-step "${#vfs[@]} VFs up with carrier"
+declare -A want_rxe
+dp_vfs_up
 last=${vfs[-1]}
 i=0
 for v in "${vfs[@]}"; do
@@ -53,15 +27,8 @@ done
 no_rxe=$(pci_of_netdev "$last")
 step "VFs with rxe: ${!want_rxe[*]}; without: $no_rxe ($last)"
 
-cat >"$DEMO_WORK/pools.json" <<'EOF'
-{"resourceList": [{"resourceName": "vf", "selectors": [{"drivers": ["igbvf"], "isRdma": true}],
-  "lossless": {"priority": 3}}]}
-EOF
-mkdir -p "$DEMO_WORK/kubelet/device-plugins"
-kubelet_start "$kubelet_bin" "$DEMO_WORK/kubelet"
-"$dp_bin" --config "$DEMO_WORK/pools.json" --kubelet-dir "$DEMO_WORK/kubelet" --sysfs-root / \
-  --devinfo-dir "$DEMO_WORK/devinfo" --metrics-addr off --log-level debug >"$DEMO_WORK/dp.log" 2>&1 &
-dp_pid=$!
+dp_start '{"resourceList": [{"resourceName": "vf", "selectors": [{"drivers": ["igbvf"],
+  "isRdma": true}], "lossless": {"priority": 3}}]}' --log-level debug
 KUBELET_TIMEOUT=120 t_run "the plugin registers rdma/vf and lists its devices" \
   kubelet wait rdma/vf 120000
 t_run "all 7 devices Healthy" kubelet wait-healthy rdma/vf 7 7 60000
@@ -74,9 +41,9 @@ t_eq "rdma/vf offers the 7 VFs that have an rxe" \
 t_eq "the VF without rxe is not offered" \
   "$(jq --arg id "$no_rxe" '[.devices[] | select(.id == $id)] | length' <<<"$list")" 0
 for id in "${!want_rxe[@]}"; do
-  t_eq "$id is on NUMA ${numa_of[$id]}" \
+  t_eq "$id is on NUMA ${vf_numa[$id]}" \
     "$(jq -c --arg id "$id" '.devices[] | select(.id == $id) | .numa' <<<"$list")" \
-    "[${numa_of[$id]}]"
+    "[${vf_numa[$id]}]"
 done
 
 # Allocate every VF, one container each (one Allocate call, as kubelet makes for a pod), and
