@@ -168,7 +168,10 @@ TEST_F(DpIntegrationTest, KubeletRestartIsFollowedByRegistrationWithinOneSecond)
     RecordProperty("reregister_ms_" + r.substr(5), std::to_string(ms));
     EXPECT_TRUE(kubelet_->waitEvent(isEvent("devices", r), 5s, mark)) << r;
   }
-  EXPECT_TRUE(kubelet_->command("allocate rdma/vf 1"));
+  // The old stream may report once more as it ends: wait for the new stream's full list.
+  ASSERT_TRUE(kubelet_->command("wait-healthy rdma/vf 16 16 5000"));
+  EXPECT_TRUE(kubelet_->command("allocate rdma/vf 1")) << kubelet_->events().back() << "\n"
+                                                       << plugin_->log();
 }
 
 TEST_F(DpIntegrationTest, PluginWaitsForAnAbsentKubelet) {
@@ -287,7 +290,8 @@ TEST_F(DpIntegrationTest, TheKubeletDirVanishingAndComingBackIsFollowed) {
   startKubelet();  // creates the directory and kubelet.sock
   ASSERT_TRUE(kubelet_->command("wait rdma/vf 5000")) << plugin_->log();
   ASSERT_TRUE(kubelet_->command("wait rdma/shared 5000"));
-  EXPECT_TRUE(kubelet_->command("allocate rdma/vf 1"));
+  EXPECT_TRUE(kubelet_->command("allocate rdma/vf 1")) << kubelet_->events().back() << "\n"
+                                                       << plugin_->log();
 }
 
 TEST_F(DpIntegrationTest, MetricsExposeDevicesAllocationsAndLatency) {
