@@ -43,21 +43,7 @@ plat_pf_of_numa() {
   return 1
 }
 
-plat_pools_json() {
-  cat <<'EOF'
-{
-  "resourceList": [
-    {
-      "resourceName": "vf",
-      "mode": "vf",
-      "preferredAllocation": "gpu-near",
-      "lossless": {"priority": 3, "dscp": 26},
-      "selectors": [{"vendors": ["15b3"], "devices": ["101e"], "isRdma": true}]
-    }
-  ]
-}
-EOF
-}
+plat_pools_json() { demo_pools_json '{"vendors": ["15b3"], "devices": ["101e"], "isRdma": true}'; }
 
 # plat_netconf DEVICE_ID ADDRESS DEVINFO_FILE: the pod network's netconf, as Multus passes it.
 plat_netconf() {

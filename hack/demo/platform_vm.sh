@@ -67,21 +67,7 @@ plat_keep() {
 plat_pf_of_numa() { pf_of_numa "$1"; }
 plat_netdev_of_pci() { netdev_of_pci "$1"; }
 
-plat_pools_json() {
-  cat <<'EOF'
-{
-  "resourceList": [
-    {
-      "resourceName": "vf",
-      "mode": "vf",
-      "preferredAllocation": "gpu-near",
-      "lossless": {"priority": 3, "dscp": 26},
-      "selectors": [{"drivers": ["igbvf"]}]
-    }
-  ]
-}
-EOF
-}
+plat_pools_json() { demo_pools_json '{"drivers": ["igbvf"]}'; }
 
 # plat_netconf DEVICE_ID ADDRESS DEVINFO_FILE: the pod network's netconf, as Multus passes it.
 plat_netconf() {

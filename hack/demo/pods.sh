@@ -90,7 +90,7 @@ schedule_pod() {
 }
 
 show_it_works() {
-  local a=rdmanet-demo-a b=rdmanet-demo-b pf_b rc
+  local a=rdmanet-demo-a b=rdmanet-demo-b pf_b
   if [[ -z ${POD_ID[a]:-} || -z ${POD_ID[b]:-} ]]; then
     record ping-jumbo FAIL "the pods were not both created"
     return 1
@@ -105,22 +105,14 @@ show_it_works() {
   fi
   pf_b=$(pf_of_vf "${POD_ID[b]}")
   plat_capture "$pf_b" "$a"
-  rc=$?
-  case $rc in
-    0) record pcp-capture PASS "vlan 100, p 3 on $pf_b" ;;
-    2) record pcp-capture N/A "$PLAT_NA" ;;
-    *) record pcp-capture FAIL "no frame tagged vlan 100, p 3 on $pf_b" ;;
-  esac
+  record_platform_step pcp-capture $? "vlan 100, p 3 on $pf_b" \
+    "no frame tagged vlan 100, p 3 on $pf_b"
   local pf_a idx
   pf_a=$(pf_of_vf "${POD_ID[a]}")
   idx=$(vf_index_of "${POD_ID[a]}")
   plat_vf_settings "$pf_a" "$idx"
-  rc=$?
-  case $rc in
-    0) record vf-settings PASS "$pf_a vf $idx: vlan 100, qos 3" ;;
-    2) record vf-settings N/A "$PLAT_NA" ;;
-    *) record vf-settings FAIL "$pf_a vf $idx lacks vlan 100, qos 3" ;;
-  esac
+  record_platform_step vf-settings $? "$pf_a vf $idx: vlan 100, qos 3" \
+    "$pf_a vf $idx lacks vlan 100, qos 3"
 }
 
 # health_flip: pod a's PF goes down and up; kubelet's ListAndWatch stream shows it.

@@ -3,13 +3,11 @@
 // are not real DCB-capable links here, so the DCB checks must come out UNKNOWN.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/deviceplugin/doctor/run_command.h"
 
 namespace rdmanet::doctor {
 namespace {
@@ -17,22 +15,10 @@ namespace {
 using testing::DoctorNode;
 using ::testing::HasSubstr;
 
-struct BinRun {
-  int rc = -1;
-  std::string out;
-};
+using BinRun = testing::CommandResult;
 
 BinRun doctor(const std::string& args) {
-  const std::string cmd = std::string(RDMANET_DOCTOR_BIN) + " " + args + " 2>/dev/null";
-  BinRun r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing::runCommand(std::string(RDMANET_DOCTOR_BIN) + " " + args);
 }
 
 TEST(DoctorBinary, DefaultTopologyTableShowsMatrixAndFailsBelowExpectedMtu) {

@@ -5,31 +5,18 @@
 // "port not in this network namespace". Root only.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/deviceplugin/doctor/run_command.h"
 
 namespace rdmanet::doctor {
 namespace {
 
 using testing::DoctorNode;
-
-std::string capture(const std::string& cmd, int* rc) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  *rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
 
 class DoctorNetnsTest : public ::testing::Test {
  protected:
@@ -55,11 +42,8 @@ class DoctorNetnsTest : public ::testing::Test {
 TEST_F(DoctorNetnsTest, RealRtmGetdcbOnAPortWithoutDcbIsUnknown) {
   DoctorNode node;
   for (const auto& p : {"ens1f0", "ens1f1", "ens2f0"}) addVeth(p, 9000);  // ens2f1 absent
-  int rc = -1;
-  const std::string out =
-      capture("ip netns exec " + ns_ + " " + RDMANET_DOCTOR_BIN + " --json --sysfs-root " +
-                  node.root().string() + " 2>/dev/null",
-              &rc);
+  const auto [rc, out] = testing::runCommand("ip netns exec " + ns_ + " " + RDMANET_DOCTOR_BIN +
+                                             " --json --sysfs-root " + node.root().string());
   EXPECT_EQ(rc, 0) << out;
   const auto j = nlohmann::json::parse(out);
   int seen = 0;

@@ -7,17 +7,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <csignal>
-#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
 #include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/deviceplugin/doctor/run_command.h"
 #include "tests/deviceplugin/integration/harness.h"
 
 namespace rdmanet::dp::testing {
@@ -28,24 +26,8 @@ using doctor::testing::DoctorNode;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct ProcResult {
-  int rc = -1;
-  std::string out;
-};
-
-// Runs `cmd` through popen; `stderr_to` "" merges stderr into out.
-ProcResult run(const std::string& cmd, const std::string& stderr_to = "/dev/null") {
-  const std::string full = cmd + (stderr_to.empty() ? " 2>&1" : " 2>" + stderr_to);
-  ProcResult r;
-  FILE* p = ::popen(full.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using ProcResult = doctor::testing::CommandResult;
+using doctor::testing::runCommand;
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -127,15 +109,16 @@ TEST_F(DpDoctorIntegrationTest, DoctorSubcommandMatchesRdmanetDoctor) {
   DoctorNode node;
   node.tree().setNetdevUp("ens2f0", false);
   const std::string root = " --sysfs-root " + node.root().string();
-  const ProcResult dp = run(std::string(RDMANET_DP_BIN) + " doctor" + root);
-  const ProcResult doc = run(std::string(RDMANET_DOCTOR_BIN) + root);
+  const ProcResult dp = runCommand(std::string(RDMANET_DP_BIN) + " doctor" + root);
+  const ProcResult doc = runCommand(std::string(RDMANET_DOCTOR_BIN) + root);
   EXPECT_EQ(dp.rc, 1) << dp.out;
   EXPECT_EQ(dp.rc, doc.rc);
   EXPECT_EQ(dp.out, doc.out);
   EXPECT_THAT(dp.out, HasSubstr("ens2f0"));
 
-  const ProcResult json = run(std::string(RDMANET_DP_BIN) + " doctor --json --expect-mtu 1500" +
-                              " --lossless-priority 5" + root);
+  const ProcResult json =
+      runCommand(std::string(RDMANET_DP_BIN) + " doctor --json --expect-mtu 1500" +
+                 " --lossless-priority 5" + root);
   ASSERT_EQ(json.rc, 1) << json.out;
   const auto j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j["exit_code"], 1);
@@ -148,25 +131,25 @@ TEST_F(DpDoctorIntegrationTest, DoctorSubcommandMatchesRdmanetDoctor) {
   }
   EXPECT_TRUE(seen) << json.out;
 
-  const ProcResult dot = run(std::string(RDMANET_DP_BIN) + " doctor --dot" + root);
+  const ProcResult dot = runCommand(std::string(RDMANET_DP_BIN) + " doctor --dot" + root);
   EXPECT_THAT(dot.out, HasSubstr("digraph"));
 }
 
 TEST_F(DpDoctorIntegrationTest, DoctorSubcommandUsageErrorsExitTwo) {
   DoctorNode node;
-  ProcResult r = run(std::string(RDMANET_DP_BIN) + " doctor --frobnicate", "");
+  ProcResult r = runCommand(std::string(RDMANET_DP_BIN) + " doctor --frobnicate", "");
   EXPECT_EQ(r.rc, 2);
   EXPECT_THAT(r.out, HasSubstr("--frobnicate"));
-  r = run(std::string(RDMANET_DP_BIN) + " doctor --lossless-priority 9 --sysfs-root " +
-              node.root().string(),
-          "");
+  r = runCommand(std::string(RDMANET_DP_BIN) + " doctor --lossless-priority 9 --sysfs-root " +
+                     node.root().string(),
+                 "");
   EXPECT_EQ(r.rc, 2);
   EXPECT_THAT(r.out, HasSubstr("--lossless-priority"));
-  r = run(std::string(RDMANET_DP_BIN) + " doctor --help");
+  r = runCommand(std::string(RDMANET_DP_BIN) + " doctor --help");
   EXPECT_EQ(r.rc, 0);
   EXPECT_THAT(r.out, HasSubstr("--baseline FILE"));
   // A healthy node passes: exit 0.
-  r = run(std::string(RDMANET_DP_BIN) + " doctor --sysfs-root " + node.root().string());
+  r = runCommand(std::string(RDMANET_DP_BIN) + " doctor --sysfs-root " + node.root().string());
   EXPECT_EQ(r.rc, 0) << r.out;
 }
 
@@ -180,7 +163,7 @@ TEST_F(DpDoctorIntegrationTest, InstallCniCopiesTheBinaryNextToItTwice) {
   const std::string cmd =
       (bin / "rdmanet-device-plugin").string() + " --install-cni " + host.string();
   for (const char* round : {"first", "upgrade"}) {
-    const ProcResult r = run(cmd, "");
+    const ProcResult r = runCommand(cmd, "");
     ASSERT_EQ(r.rc, 0) << round << ": " << r.out;
     EXPECT_EQ(slurp(host / "rdmanet"), slurp(bin / "rdmanet")) << round;
     struct stat st {};
@@ -198,12 +181,13 @@ TEST_F(DpDoctorIntegrationTest, InstallCniWithoutTheCniBinaryFailsClearly) {
   fs::create_directories(host);
   fs::copy_file(RDMANET_DP_BIN, bin / "rdmanet-device-plugin");
   ProcResult r =
-      run((bin / "rdmanet-device-plugin").string() + " --install-cni " + host.string(), "");
+      runCommand((bin / "rdmanet-device-plugin").string() + " --install-cni " + host.string(), "");
   EXPECT_EQ(r.rc, 1);
   EXPECT_THAT(r.out, HasSubstr((bin / "rdmanet").string()));
   EXPECT_TRUE(fs::is_empty(host));
-  r = run((bin / "rdmanet-device-plugin").string() + " --install-cni " + (work_ / "nodir").string(),
-          "");
+  r = runCommand(
+      (bin / "rdmanet-device-plugin").string() + " --install-cni " + (work_ / "nodir").string(),
+      "");
   EXPECT_EQ(r.rc, 1);
   EXPECT_THAT(r.out, HasSubstr("nodir"));
 }
