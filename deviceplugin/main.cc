@@ -2,7 +2,7 @@
 #include <exception>
 #include <iostream>
 
-#include "deviceplugin/app.h"
+#include "deviceplugin/daemon/app.h"
 
 int main(int argc, char** argv) {
   try {

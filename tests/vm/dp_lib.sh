@@ -7,8 +7,9 @@
 # gives step() (progress lines with the elapsed time), dp_bin and kubelet_bin (absolute),
 # DEMO_WORK (a scratch dir) with the stand-in kubelet's helpers (hack/demo/kubelet.sh), a cleanup
 # trap that stops both and prints the tail of the plugin's log, and:
-#   dp_vfs_up        every VF of the two PFs up and with carrier; fills vfs (netdev names),
-#                    vf_pf[PCI]=PF netdev and vf_numa[PCI]=NUMA node
+#   dp_vfs_collect   fills vfs (netdev names), vf_pf[PCI]=PF netdev and vf_numa[PCI]=NUMA node
+#                    for every VF of the two PFs, leaving them as they are
+#   dp_vfs_up        dp_vfs_collect, then every VF up and with carrier
 #   dp_start POOLS [ARGS...]
 #                    the stand-in kubelet, then the plugin on the guest's real /sys with the pools
 #                    config POOLS (JSON) and ARGS; its log is $DEMO_WORK/dp.log
@@ -33,7 +34,7 @@ trap _dp_finish EXIT
 
 declare -A vf_pf vf_numa
 vfs=()
-dp_vfs_up() {
+dp_vfs_collect() {
   local n pf v id
   for n in 0 1; do
     pf=$(pf_of_numa "$n")
@@ -42,9 +43,13 @@ dp_vfs_up() {
       vfs+=("$v")
       vf_pf[$id]=$pf
       vf_numa[$id]=$n
-      ip link set "$v" up
     done
   done
+}
+dp_vfs_up() {
+  local v
+  dp_vfs_collect
+  for v in "${vfs[@]}"; do ip link set "$v" up; done
   for v in "${vfs[@]}"; do wait_carrier "$v" 90 || t_fail "$v has no carrier"; done
   step "${#vfs[@]} VFs up with carrier"
 }

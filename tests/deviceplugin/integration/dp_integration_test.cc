@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <csignal>
+#include <fstream>
 #include <thread>
 
 #include "tests/deviceplugin/integration/harness.h"
@@ -177,9 +179,18 @@ TEST_F(DpIntegrationTest, KubeletRestartIsFollowedByRegistrationWithinOneSecond)
 TEST_F(DpIntegrationTest, PluginWaitsForAnAbsentKubelet) {
   startPlugin();
   ASSERT_TRUE(plugin_->logContains("waiting for kubelet"));
-  std::this_thread::sleep_for(1500ms);
-  EXPECT_TRUE(plugin_->child().running());
   int port = plugin_->metricsPort();
+  // It keeps retrying (with backoff) rather than giving up: a few attempts, still running.
+  const std::string tries =
+      "rdmanet_dp_registrations_total{resource=\"rdma/vf\",result=\"unavailable\"} ";
+  auto attempts = [&] {
+    std::string body = httpGet(port, "/metrics").second;
+    auto at = body.find(tries);
+    return at == std::string::npos ? 0 : std::stoi(body.substr(at + tries.size()));
+  };
+  for (int i = 0; i < 500 && attempts() < 4; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_GE(attempts(), 4) << plugin_->log();
+  EXPECT_TRUE(plugin_->child().running());
   EXPECT_EQ(httpGet(port, "/readyz").first, 503);
   EXPECT_EQ(httpGet(port, "/healthz").first, 200);
   startKubelet();
@@ -188,6 +199,40 @@ TEST_F(DpIntegrationTest, PluginWaitsForAnAbsentKubelet) {
     std::this_thread::sleep_for(20ms);
   }
   EXPECT_EQ(httpGet(port, "/readyz").first, 200);
+}
+
+// /healthz follows the event loop, not the HTTP thread. The loop is blocked from outside the
+// process: its config file is replaced by a FIFO nobody writes yet, so the reload that the
+// rename triggers blocks in open(). /healthz must turn 503 within 10 s, and 200 again once the
+// loop turns (a writer shows up with the config).
+TEST_F(DpIntegrationTest, HealthzFailsWhileTheLoopIsBlockedAndRecovers) {
+  const std::string config = R"({"resourceList": [{"resourceName": "vf"}]})";
+  startPlugin(config);
+  int port = plugin_->metricsPort();
+  ASSERT_EQ(httpGet(port, "/healthz").first, 200);
+  const fs::path fifo = work_ / "config.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  fs::rename(fifo, work_ / "config.json");
+  const auto blocked_at = std::chrono::steady_clock::now();
+  auto code = httpGet(port, "/healthz");
+  while (code.first == 200 && std::chrono::steady_clock::now() - blocked_at < 12s) {
+    std::this_thread::sleep_for(50ms);
+    code = httpGet(port, "/healthz");
+  }
+  const auto noticed = std::chrono::steady_clock::now() - blocked_at;
+  EXPECT_EQ(code.first, 503) << plugin_->log();
+  EXPECT_THAT(code.second, HasSubstr("event loop stalled"));
+  EXPECT_LT(noticed, 10s);
+  RecordProperty(
+      "healthz_stall_noticed_ms",
+      std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(noticed).count()));
+  EXPECT_EQ(httpGet(port, "/metrics").first, 200);  // the HTTP side itself still answers
+  // Opening the FIFO for writing unblocks the loop's open(); it reads the config and turns.
+  std::ofstream(work_ / "config.json") << config;
+  for (int i = 0; i < 200 && httpGet(port, "/healthz").first != 200; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(httpGet(port, "/healthz").first, 200) << plugin_->log();
 }
 
 TEST_F(DpIntegrationTest, RefusedRegistrationIsRetriedWithoutCrashing) {
@@ -285,7 +330,8 @@ TEST_F(DpIntegrationTest, TheKubeletDirVanishingAndComingBackIsFollowed) {
   }
   ASSERT_FALSE(fs::exists(kubelet_dir_ / "device-plugins")) << ec.message();
   ASSERT_TRUE(plugin_->logContains("vanished; waiting for it to come back")) << plugin_->log();
-  std::this_thread::sleep_for(700ms);  // past the plugin's first re-watch attempt
+  // Past the plugin's first re-watch attempt, which finds it still absent.
+  ASSERT_TRUE(plugin_->logContains("still absent")) << plugin_->log();
   EXPECT_TRUE(plugin_->child().running());
   startKubelet();  // creates the directory and kubelet.sock
   ASSERT_TRUE(kubelet_->command("wait rdma/vf 5000")) << plugin_->log();

@@ -1,0 +1,25 @@
+#include "deviceplugin/daemon/probes.h"
+
+#include <fmt/format.h>
+
+namespace rdmanet::dp {
+
+HttpResponse probeResponse(const std::string& path, const ProbeInputs& in) {
+  if (path == "/metrics") {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                        in.metrics.render() + (in.doctor ? in.doctor->render() : std::string())};
+  }
+  if (path == "/healthz") {
+    if (in.heartbeat_age < kLoopStallLimit) return HttpResponse{200, "text/plain", "ok\n"};
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(in.heartbeat_age).count();
+    return HttpResponse{503, "text/plain",
+                        fmt::format("event loop stalled: no turn for {} ms\n", ms)};
+  }
+  if (path == "/readyz") {
+    return in.metrics.ready() ? HttpResponse{200, "text/plain", "ready\n"}
+                              : HttpResponse{503, "text/plain", "not all pools registered\n"};
+  }
+  return HttpResponse{404, "text/plain", "not found\n"};
+}
+
+}  // namespace rdmanet::dp

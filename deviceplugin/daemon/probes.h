@@ -1,0 +1,31 @@
+#pragma once
+// What the daemon's HTTP endpoint answers, as a pure function of its inputs (the server in
+// http_server.h only carries bytes):
+//   /metrics  the daemon's series plus the last doctor run's (Prometheus text 0.0.4);
+//   /healthz  200 while the event loop turns: its heartbeat is younger than kLoopStallLimit;
+//             503 naming how long it has been stalled otherwise (kubelet restarts the pod);
+//   /readyz   200 once every pool is registered with kubelet, 503 before.
+
+#include <chrono>
+#include <string>
+
+#include "common/base/clock.h"
+#include "deviceplugin/daemon/doctor_runner.h"
+#include "deviceplugin/daemon/http_server.h"
+#include "deviceplugin/metrics.h"
+
+namespace rdmanet::dp {
+
+// The loop stamps its heartbeat at least once a second; five missed beats mean it is stuck (a
+// blocked read, a deadlock), well within the 10 s a probe must notice it in.
+inline constexpr std::chrono::seconds kLoopStallLimit{5};
+
+struct ProbeInputs {
+  const Metrics& metrics;
+  const DoctorRunner* doctor = nullptr;  // null: no periodic doctor
+  Clock::duration heartbeat_age{};       // now minus the loop's last heartbeat
+};
+
+HttpResponse probeResponse(const std::string& path, const ProbeInputs& in);
+
+}  // namespace rdmanet::dp

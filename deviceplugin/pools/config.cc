@@ -1,0 +1,242 @@
+#include "deviceplugin/pools/config.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/inventory/netdev.h"
+#include "deviceplugin/pools/config_internal.h"
+
+namespace rdmanet::dp {
+
+using nlohmann::json;
+
+std::string_view poolModeName(PoolMode m) { return m == PoolMode::kVf ? "vf" : "shared"; }
+
+std::string_view policyName(AllocationPolicy p) {
+  switch (p) {
+    case AllocationPolicy::kPack:
+      return "pack";
+    case AllocationPolicy::kSpread:
+      return "spread";
+    case AllocationPolicy::kGpuNear:
+      return "gpu-near";
+  }
+  return "?";
+}
+
+bool PoolConfig::sameAs(const PoolConfig& o) const {
+  return resource_prefix == o.resource_prefix && resource_name == o.resource_name &&
+         mode == o.mode && exclude_topology == o.exclude_topology &&
+         rdma_hca_max == o.rdma_hca_max && lossless == o.lossless &&
+         preferred_allocation == o.preferred_allocation && selectors == o.selectors;
+}
+
+namespace {
+
+Error invalid(std::string_view key, std::string_view what) {
+  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", key, what));
+}
+
+// Kubernetes qualified-name rule for the part after the prefix: what kubelet accepts.
+bool isValidResourceName(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// DNS subdomain: lowercase alphanumerics, '-' and '.', each label starting and ending alnum.
+bool isValidPrefix(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t dot = s.find('.', start);
+    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
+    if (label.empty() || label.size() > 63) return false;
+    for (char c : label) {
+      if (!(std::islower(static_cast<unsigned char>(c)) ||
+            std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
+        return false;
+      }
+    }
+    if (label.front() == '-' || label.back() == '-') return false;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return true;
+}
+
+Result<Lossless> parseLossless(const json& j, const std::string& key) {
+  if (!j.is_object()) return invalid(key, "must be an object {\"priority\", \"dscp\"}");
+  Lossless l;
+  for (const auto& [k, v] : j.items()) {
+    std::string sub = key + "." + k;
+    if (k != "priority" && k != "dscp") return invalid(sub, "unknown key");
+    if (!v.is_number_integer()) return invalid(sub, "must be an integer");
+    long long n = v.get<long long>();
+    if (k == "priority") {
+      if (n < 0 || n > 7) return invalid(sub, fmt::format("{} is out of range 0-7", n));
+      l.priority = static_cast<int>(n);
+    } else {
+      if (n < 0 || n > 63) return invalid(sub, fmt::format("{} is out of range 0-63", n));
+      l.dscp = static_cast<int>(n);
+    }
+  }
+  if (!l.priority && !l.dscp) return invalid(key, "needs \"priority\" and/or \"dscp\"");
+  return l;
+}
+
+Result<std::string> getString(const json& v, const std::string& key) {
+  if (!v.is_string()) return invalid(key, "must be a string");
+  return v.get<std::string>();
+}
+
+// One entry of resourceList (shared == false) or configList (shared == true).
+Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_config_list,
+                             const std::string& top_prefix) {
+  if (!j.is_object()) return invalid(key, "must be an object");
+  PoolConfig p;
+  p.key = key;
+  p.resource_prefix = top_prefix;
+  p.mode = from_config_list ? PoolMode::kShared : PoolMode::kVf;
+  bool has_mode = false, has_max = false;
+  for (const auto& [k, v] : j.items()) {
+    std::string sub = key + "." + k;
+    if (k == "resourceName") {
+      RDMANET_ASSIGN_OR_RETURN(p.resource_name, getString(v, sub));
+      if (!isValidResourceName(p.resource_name)) {
+        return invalid(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
+                                        "'-', '_', '.', at most 63)",
+                                        p.resource_name));
+      }
+    } else if (k == "resourcePrefix") {
+      RDMANET_ASSIGN_OR_RETURN(p.resource_prefix, getString(v, sub));
+      if (!isValidPrefix(p.resource_prefix)) {
+        return invalid(sub, fmt::format("\"{}\" is not a DNS subdomain", p.resource_prefix));
+      }
+    } else if (k == "deviceType" && !from_config_list) {
+      RDMANET_ASSIGN_OR_RETURN(std::string t, getString(v, sub));
+      if (t != "netDevice") {
+        return makeError(ErrorCode::kUnsupportedField,
+                         fmt::format("{}: \"{}\" is not supported (only \"netDevice\")", sub, t));
+      }
+    } else if (k == "excludeTopology") {
+      if (!v.is_boolean()) return invalid(sub, "must be true or false");
+      p.exclude_topology = v.get<bool>();
+    } else if (k == "selectors") {
+      RDMANET_ASSIGN_OR_RETURN(p.selectors, parseSelectors(v, sub, from_config_list));
+    } else if (k == "rdmaHcaMax") {
+      if (!v.is_number_integer()) return invalid(sub, "must be an integer");
+      long long n = v.get<long long>();
+      if (n < 1 || n > 10000) return invalid(sub, fmt::format("{} is out of range 1-10000", n));
+      p.rdma_hca_max = static_cast<int>(n);
+      has_max = true;
+    } else if (k == "mode") {
+      RDMANET_ASSIGN_OR_RETURN(std::string m, getString(v, sub));
+      if (m == "vf") {
+        p.mode = PoolMode::kVf;
+      } else if (m == "shared") {
+        p.mode = PoolMode::kShared;
+      } else {
+        return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
+      }
+      has_mode = true;
+    } else if (k == "lossless") {
+      RDMANET_ASSIGN_OR_RETURN(Lossless l, parseLossless(v, sub));
+      p.lossless = l;
+    } else if (k == "preferredAllocation") {
+      RDMANET_ASSIGN_OR_RETURN(std::string s, getString(v, sub));
+      if (s == "pack") {
+        p.preferred_allocation = AllocationPolicy::kPack;
+      } else if (s == "spread") {
+        p.preferred_allocation = AllocationPolicy::kSpread;
+      } else if (s == "gpu-near") {
+        p.preferred_allocation = AllocationPolicy::kGpuNear;
+      } else {
+        return invalid(sub,
+                       fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
+      }
+    } else {
+      return invalid(sub, "unknown key");
+    }
+  }
+  (void)has_mode;
+  if (p.resource_name.empty()) return invalid(key + ".resourceName", "is required");
+  if (has_max && p.mode != PoolMode::kShared) {
+    return invalid(key + ".rdmaHcaMax", "applies only to mode \"shared\"");
+  }
+  return p;
+}
+
+}  // namespace
+
+Result<PluginConfig> parseConfig(std::string_view text) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    return makeError(ErrorCode::kDecodeFailure, fmt::format("config is not JSON: {}", e.what()));
+  }
+  if (!doc.is_object()) return invalid("(top level)", "must be a JSON object");
+  std::string prefix(kDefaultPrefix);
+  if (auto it = doc.find("resourcePrefix"); it != doc.end()) {
+    RDMANET_ASSIGN_OR_RETURN(prefix, getString(*it, "resourcePrefix"));
+    if (!isValidPrefix(prefix)) {
+      return invalid("resourcePrefix", fmt::format("\"{}\" is not a DNS subdomain", prefix));
+    }
+  }
+  PluginConfig cfg;
+  for (const auto& [k, v] : doc.items()) {
+    if (k == "resourcePrefix") continue;
+    if (k == "periodicUpdateInterval") {
+      if (!v.is_number_integer()) return invalid(k, "must be an integer");
+      continue;  // accepted for compatibility; health is event-driven here
+    }
+    if (k != "resourceList" && k != "configList") return invalid(k, "unknown key");
+    if (!v.is_array()) return invalid(k, "must be a list");
+    for (size_t i = 0; i < v.size(); ++i) {
+      RDMANET_ASSIGN_OR_RETURN(
+          PoolConfig p, parsePool(v[i], fmt::format("{}[{}]", k, i), k == "configList", prefix));
+      cfg.pools.push_back(std::move(p));
+    }
+  }
+  // nlohmann orders object keys alphabetically: put resourceList pools before configList ones so
+  // the claim order is the documented one regardless.
+  std::stable_partition(cfg.pools.begin(), cfg.pools.end(),
+                        [](const PoolConfig& p) { return p.key.starts_with("resourceList"); });
+  if (cfg.pools.empty()) return invalid("resourceList", "no pools configured");
+  RDMANET_RETURN_IF_ERROR(checkPools(cfg.pools));
+  return cfg;
+}
+
+Result<PluginConfig> loadConfigFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return errnoError(ErrorCode::kIoFailure, errno, fmt::format("cannot read {}", path.string()));
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto r = parseConfig(ss.str());
+  if (!r.ok()) return r.error().context(path.string());
+  return r;
+}
+
+PluginConfig defaultConfig() {
+  PluginConfig cfg;
+  Selector rdma{.is_rdma = true};
+  cfg.pools.push_back(PoolConfig{
+      .resource_name = "vf", .mode = PoolMode::kVf, .selectors = {rdma}, .key = "default[0]"});
+  cfg.pools.push_back(PoolConfig{.resource_name = "shared",
+                                 .mode = PoolMode::kShared,
+                                 .selectors = {rdma},
+                                 .key = "default[1]"});
+  return cfg;
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,124 @@
+#include "deviceplugin/pools/node_pools.h"
+
+#include <charconv>
+
+namespace rdmanet::dp {
+
+namespace {
+
+// Numeric state of every port ("4: ACTIVE" -> 4); cheap enough to re-read on each link event.
+std::vector<int> readPortStates(const Sysfs& sysfs, const std::string& dev) {
+  std::vector<int> out;
+  std::string base = "/sys/class/infiniband/" + dev + "/ports";
+  for (const auto& port : sysfs.list(base)) {
+    auto s = sysfs.readOpt(base + "/" + port + "/state");
+    int v = 0;
+    if (s) std::from_chars(s->data(), s->data() + s->size(), v);
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+NodePools::NodePools(const Sysfs& sysfs, PluginConfig config, VfTableReader vf_tables)
+    : sysfs_(sysfs), config_(std::move(config)), vf_tables_(std::move(vf_tables)) {}
+
+void NodePools::rescan() {
+  inv_ = scanNode(sysfs_);
+  moved_.observe(inv_);
+  ports_.clear();  // the scan read them; HealthInputs seeds from it
+  std::set<std::string> pfs;
+  for (const NicFunction& fn : inv_.nics) {
+    if (!fn.pci.vfs.empty() && !fn.netdevs.empty()) pfs.insert(fn.netdevs.front().name);
+  }
+  vf_links_.clear();
+  refreshVfTables(pfs);
+}
+
+bool NodePools::setLink(const std::string& name, LinkState state) {
+  auto it = links_.find(name);
+  if (it != links_.end() && it->second.admin_up == state.admin_up &&
+      it->second.carrier == state.carrier) {
+    return false;
+  }
+  links_[name] = state;
+  return true;
+}
+
+void NodePools::eraseLink(const std::string& name) { links_.erase(name); }
+
+void NodePools::refreshPorts(const std::set<std::string>& netdevs) {
+  std::set<std::string> devs;
+  for (const NicFunction& fn : inv_.nics) {
+    bool hit = false;
+    for (const Netdev& n : fn.netdevs) hit = hit || netdevs.count(n.name) > 0;
+    if (!hit) continue;
+    // Only the function's own ports: a VF's port follows its netdev and is not judged
+    // (health.h); its PF's port is the PF function's own.
+    for (const auto& r : fn.rdma) devs.insert(r.name);
+  }
+  for (const auto& d : devs) ports_[d] = readPortStates(sysfs_, d);
+}
+
+void NodePools::refreshVfTables(const std::set<std::string>& pfs) {
+  if (!vf_tables_) return;
+  for (const std::string& pf : pfs) {
+    auto table = vf_tables_(pf);
+    if (table.ok()) {
+      vf_links_[pf] = std::move(table).value();
+    } else {
+      vf_links_.erase(pf);  // not judged rather than judged on stale data
+    }
+  }
+}
+
+bool NodePools::hasNetdev(const std::string& name) const {
+  for (const NicFunction& fn : inv_.nics) {
+    for (const Netdev& n : fn.netdevs) {
+      if (n.name == name) return true;
+    }
+  }
+  return false;
+}
+
+bool NodePools::isPfNetdev(const std::string& name) const {
+  for (const NicFunction& fn : inv_.nics) {
+    if (fn.pci.vfs.empty()) continue;
+    for (const Netdev& n : fn.netdevs) {
+      if (n.name == name) return true;
+    }
+  }
+  return false;
+}
+
+HealthInputs NodePools::healthInputs() const {
+  HealthInputs in;
+  in.seedFromInventory(inv_);
+  for (const auto& [name, state] : links_) in.links.set(name, state);
+  for (const auto& [dev, ports] : ports_) in.rdma_ports[dev] = ports;
+  in.vf_links = vf_links_;
+  return in;
+}
+
+BuiltPools NodePools::build() {
+  BuiltPools out;
+  const HealthInputs in = healthInputs();
+  std::map<std::string, std::map<std::string, bool>> health;
+  for (Pool& p : buildPools(config_, inv_, &moved_)) {
+    const std::string name = p.config.fullName();
+    const auto& before = last_health_[name];
+    for (PoolDevice& d : p.devices) {
+      auto it = before.find(d.id);
+      d.healthy = it == before.end() || it->second;  // new devices start Healthy
+    }
+    for (HealthChange& c : applyHealth(p, in)) out.changes.push_back({name, std::move(c)});
+    auto& now = health[name];
+    for (const PoolDevice& d : p.devices) now[d.id] = d.healthy;
+    out.pools.push_back(std::move(p));
+  }
+  last_health_ = std::move(health);
+  return out;
+}
+
+}  // namespace rdmanet::dp

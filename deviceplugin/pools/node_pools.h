@@ -1,0 +1,86 @@
+#pragma once
+// NodePools: the core's live view of the node, turned into the pools of the running config with
+// their health. Both kubelet fronts (v1beta1, DRA) consume what build() returns, so which
+// devices a pool holds and whether they are healthy is decided once, here.
+//
+// It holds the inventory (a sysfs scan), what functions whose netdev went into a pod looked like
+// (moved_attributes.h), and the health inputs (health.h): netlink link states, RDMA port states
+// and each PF's VF table. Single-threaded: the daemon loop owns it. I/O: sysfs reads through
+// `sysfs`, and the VF tables through `vf_tables` (netlink in production; absent: not judged).
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+#include "common/base/sysfs.h"
+#include "common/inventory/node.h"
+#include "deviceplugin/pools/config.h"
+#include "deviceplugin/pools/health.h"
+#include "deviceplugin/pools/moved_attributes.h"
+#include "deviceplugin/pools/pool.h"
+
+namespace rdmanet::dp {
+
+// Reads a PF netdev's VF table (link state by VF index). Error 100 when the PF is gone.
+using VfTableReader = std::function<Result<std::map<int, VfLinkState>>(const std::string& pf)>;
+
+struct PoolHealthChange {
+  std::string pool{};  // "rdma/vf"
+  HealthChange change{};
+};
+
+struct BuiltPools {
+  std::vector<Pool> pools{};  // in config order, health applied
+  std::vector<PoolHealthChange> changes{};
+};
+
+class NodePools {
+ public:
+  NodePools(const Sysfs& sysfs, PluginConfig config, VfTableReader vf_tables = {});
+
+  const PluginConfig& config() const { return config_; }
+  void setConfig(PluginConfig config) { config_ = std::move(config); }
+  const NodeInventory& inventory() const { return inv_; }
+  size_t movedCount() const { return moved_.movedCount(); }
+
+  // Scans the whole node again: inventory, moved attributes, RDMA ports (from the scan) and
+  // every PF's VF table.
+  void rescan();
+
+  // Netlink's word on a link (it beats sysfs). Returns true when the state changed.
+  bool setLink(const std::string& name, LinkState state);
+  void eraseLink(const std::string& name);
+  // Forgets every netlink state (before a fresh dump after lost notifications).
+  void clearLinks() { links_.clear(); }
+  // Re-reads the RDMA ports of the functions owning these netdevs (a port settles after its
+  // link: re-read after a flap).
+  void refreshPorts(const std::set<std::string>& netdevs);
+  // Re-reads these PFs' VF tables.
+  void refreshVfTables(const std::set<std::string>& pfs);
+
+  bool hasNetdev(const std::string& name) const;
+  // A netdev of a function with VFs (its updates may carry VF link-state changes).
+  bool isPfNetdev(const std::string& name) const;
+
+  // The pools of the running config with health. Health transitions are counted against the
+  // previous build (the first build reports only devices that start Unhealthy).
+  BuiltPools build();
+
+ private:
+  HealthInputs healthInputs() const;
+
+  const Sysfs& sysfs_;
+  PluginConfig config_;
+  VfTableReader vf_tables_;
+  NodeInventory inv_;
+  MovedAttributes moved_;
+  std::map<std::string, LinkState> links_;                          // netlink, by netdev
+  std::map<std::string, std::vector<int>> ports_;                   // RDMA device -> port states
+  std::map<std::string, std::map<int, VfLinkState>> vf_links_;      // PF netdev -> VF table
+  std::map<std::string, std::map<std::string, bool>> last_health_;  // pool -> id -> healthy
+};
+
+}  // namespace rdmanet::dp

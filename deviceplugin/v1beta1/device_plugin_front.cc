@@ -1,0 +1,317 @@
+#include "deviceplugin/v1beta1/device_plugin_front.h"
+
+#include <fmt/format.h>
+#include <sys/inotify.h>
+
+#include <algorithm>
+
+#include "deviceplugin/logging.h"
+#include "deviceplugin/pools/artifacts.h"
+
+namespace rdmanet::dp {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint32_t kSocketDirMask =
+    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr auto kFirstRetry = 50ms;
+constexpr auto kMaxRetry = 5000ms;
+constexpr auto kRefusedRetry = 1000ms;
+constexpr auto kRewatch = 500ms;
+
+std::string socketNameFor(const PoolConfig& cfg) {
+  return fmt::format("rdmanet-{}-{}.sock", cfg.resource_prefix, cfg.resource_name);
+}
+
+}  // namespace
+
+DevicePluginFront::DevicePluginFront(DevicePluginFrontOptions opts, DevicePluginFrontDeps deps)
+    : opts_(std::move(opts)), deps_(deps) {}
+
+DevicePluginFront::~DevicePluginFront() { stop(); }
+
+Status DevicePluginFront::start() {
+  RDMANET_ASSIGN_OR_RETURN(Inotify in, Inotify::open());
+  inotify_.emplace(std::move(in));
+  std::error_code ec;
+  fs::create_directories(socketDir(), ec);  // kubelet creates it; be there first if need be
+  watchSocketDir();
+  RDMANET_ASSIGN_OR_RETURN(
+      worker_, RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket));
+  return okStatus();
+}
+
+void DevicePluginFront::stop() {
+  for (auto& [name, rt] : pools_) {
+    if (rt.endpoint) rt.endpoint->stop();
+    rt.endpoint.reset();
+  }
+  worker_.reset();
+}
+
+std::shared_ptr<ResourcePool> DevicePluginFront::pool(const std::string& resource) const {
+  auto it = pools_.find(resource);
+  return it == pools_.end() ? nullptr : it->second.pool;
+}
+
+bool DevicePluginFront::ready() const {
+  return std::all_of(pools_.begin(), pools_.end(),
+                     [](const auto& kv) { return kv.second.registered; });
+}
+
+void DevicePluginFront::watchSocketDir() {
+  auto wd = inotify_->watch(socketDir(), kSocketDirMask);
+  if (wd.ok()) {
+    socket_wd_ = *wd;
+    rewatch_at_.reset();
+    waiting_logged_ = false;
+  } else {
+    socket_wd_ = -1;
+    rewatch_at_ = deps_.clock->now() + kRewatch;
+  }
+}
+
+std::vector<int> DevicePluginFront::fds() const {
+  std::vector<int> out;
+  if (inotify_) out.push_back(inotify_->fd());
+  if (worker_) out.push_back(worker_->fd());
+  return out;
+}
+
+void DevicePluginFront::onReadable(int fd) {
+  if (inotify_ && fd == inotify_->fd()) {
+    std::vector<Inotify::Event> evs;
+    for (auto& e : inotify_->drain()) {
+      if (e.wd == socket_wd_) evs.push_back(std::move(e));
+    }
+    if (!evs.empty()) onSocketDirEvents(evs);
+  } else if (worker_ && fd == worker_->fd()) {
+    onRegistrations();
+  }
+}
+
+void DevicePluginFront::onSocketDirEvents(const std::vector<Inotify::Event>& evs) {
+  auto log = logger(Component::kKubelet);
+  for (const auto& e : evs) {
+    if (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+      log->warn("{} vanished; waiting for it to come back", socketDir().string());
+      socket_wd_ = -1;
+      kubeletVanished();
+      rewatch_at_ = deps_.clock->now() + kRewatch;
+      return;
+    }
+    bool created = e.mask & (IN_CREATE | IN_MOVED_TO);
+    if (e.name == kKubeletSocket) {
+      if (created) {
+        log->info("kubelet.sock appeared: registering all pools");
+        kubeletAppeared();
+      } else {
+        log->info("kubelet.sock removed: kubelet is restarting or gone");
+        kubeletVanished();
+      }
+      continue;
+    }
+    if (created) continue;
+    std::error_code ec;
+    if (fs::exists(socketDir() / e.name, ec)) continue;  // we re-created it already
+    for (auto& [name, rt] : pools_) {
+      if (rt.socket_name == e.name && rt.endpoint) {
+        log->info("{}: socket {} was removed (kubelet restart?): serving it again", name, e.name);
+        restartEndpoint(rt, name);
+      }
+    }
+  }
+}
+
+std::optional<Clock::time_point> DevicePluginFront::nextDeadline() const {
+  std::optional<TimePoint> next = rewatch_at_;
+  for (const auto& [_, rt] : pools_) {
+    if (rt.register_at && !rt.in_flight && (!next || *rt.register_at < *next)) {
+      next = rt.register_at;
+    }
+  }
+  return next;
+}
+
+void DevicePluginFront::runTimers(Clock::time_point now) {
+  if (rewatch_at_ && *rewatch_at_ <= now) {
+    rewatch_at_.reset();
+    std::error_code ec;
+    if (socket_wd_ < 0 && fs::is_directory(socketDir(), ec)) {
+      watchSocketDir();
+      if (socket_wd_ >= 0) {
+        logger(Component::kKubelet)->info("{} is back: re-serving all pools", socketDir().string());
+        for (auto& [name, rt] : pools_) restartEndpoint(rt, name);
+      }
+    } else if (socket_wd_ < 0) {
+      if (!waiting_logged_) {
+        logger(Component::kKubelet)
+            ->info("{} still absent; checking again every {} ms", socketDir().string(),
+                   kRewatch.count());
+        waiting_logged_ = true;
+      }
+      rewatch_at_ = now + kRewatch;
+    } else {
+      // Endpoints that could not be served last time.
+      for (auto& [name, rt] : pools_) {
+        if (!rt.endpoint) restartEndpoint(rt, name);
+      }
+    }
+  }
+  for (auto& [name, rt] : pools_) {
+    if (!rt.register_at || rt.in_flight || *rt.register_at > now) continue;
+    rt.register_at.reset();
+    rt.in_flight = true;
+    worker_->submit({name, rt.generation, {rt.socket_name, name}});
+  }
+}
+
+void DevicePluginFront::apply(const PluginConfig& config, const std::vector<Pool>& pools) {
+  auto log = logger(Component::kConfig);
+  // Pools whose config changed or went away stop; a changed one starts again below.
+  std::vector<std::string> drop;
+  for (const auto& [name, rt] : pools_) {
+    auto it = std::find_if(config.pools.begin(), config.pools.end(),
+                           [&](const PoolConfig& p) { return p.fullName() == name; });
+    if (it == config.pools.end()) {
+      log->info("{}: removed", name);
+      drop.push_back(name);
+    } else if (!rt.pool->config().sameAs(*it)) {
+      log->info("{}: config changed: restarting its endpoint", name);
+      drop.push_back(name);
+    }
+  }
+  for (const auto& name : drop) {
+    bool still_named = std::any_of(config.pools.begin(), config.pools.end(),
+                                   [&](const PoolConfig& p) { return p.fullName() == name; });
+    stopPool(name, !still_named);
+  }
+  for (const Pool& p : pools) {
+    const std::string name = p.config.fullName();
+    auto it = pools_.find(name);
+    if (it == pools_.end()) {
+      startPool(p);
+      continue;
+    }
+    size_t before = it->second.pool->snapshot().devices.size();
+    if (it->second.pool->setDevices(p.devices) && p.devices.size() != before) {
+      logger(Component::kDiscovery)
+          ->info("{}: {} devices ({} healthy)", name, p.devices.size(), p.healthyCount());
+    }
+  }
+}
+
+void DevicePluginFront::startPool(Pool pool) {
+  std::string name = pool.config.fullName();
+  PoolRuntime rt;
+  rt.socket_name = socketNameFor(pool.config);
+  logger(Component::kDiscovery)
+      ->info("{}: {} devices ({} healthy), mode {}, policy {}", name, pool.devices.size(),
+             pool.healthyCount(), poolModeName(pool.config.mode),
+             policyName(pool.config.preferred_allocation));
+  rt.pool = std::make_shared<ResourcePool>(std::move(pool), opts_.pool, deps_.metrics);
+  auto [it, _] = pools_.insert_or_assign(name, std::move(rt));
+  restartEndpoint(it->second, name);
+}
+
+void DevicePluginFront::stopPool(const std::string& name, bool remove_artifacts) {
+  auto it = pools_.find(name);
+  if (it == pools_.end()) return;
+  if (it->second.endpoint) it->second.endpoint->stop();
+  it->second.pool->stop();
+  if (remove_artifacts && opts_.pool.cdi) {
+    removeCdiSpec(opts_.pool.cdi_dir, it->second.pool->config());
+  }
+  if (deps_.metrics) deps_.metrics->removePool(name);
+  pools_.erase(it);
+}
+
+void DevicePluginFront::restartEndpoint(PoolRuntime& rt, const std::string& name) {
+  auto log = logger(Component::kServer);
+  if (rt.endpoint) rt.endpoint->stop();
+  rt.endpoint.reset();
+  rt.registered = false;
+  ++rt.generation;
+  if (deps_.metrics) deps_.metrics->setRegistered(name, false);
+  auto ep = deps_.endpoints->serve(socketDir() / rt.socket_name, rt.pool);
+  if (!ep.ok()) {
+    if (ep.error().msg != rt.last_error) log->error("{}: {}; retrying", name, ep.error().msg);
+    rt.last_error = ep.error().msg;
+    rewatch_at_ = deps_.clock->now() + 1s;  // the dir may be gone: re-serve when it is back
+    return;
+  }
+  rt.last_error.clear();
+  rt.endpoint = std::move(ep).value();
+  log->info("{}: serving on {}", name, (socketDir() / rt.socket_name).string());
+  rt.backoff = kFirstRetry;
+  scheduleRegister(rt, deps_.clock->now());
+}
+
+void DevicePluginFront::scheduleRegister(PoolRuntime& rt, TimePoint when) {
+  if (!rt.register_at || *rt.register_at > when) rt.register_at = when;
+}
+
+void DevicePluginFront::kubeletAppeared() {
+  for (auto& [name, rt] : pools_) {
+    ++rt.generation;  // an answer from the old kubelet no longer counts
+    rt.registered = false;
+    rt.backoff = kFirstRetry;
+    if (deps_.metrics) deps_.metrics->setRegistered(name, false);
+    if (rt.endpoint) scheduleRegister(rt, deps_.clock->now());
+  }
+}
+
+void DevicePluginFront::kubeletVanished() {
+  for (auto& [name, rt] : pools_) {
+    rt.registered = false;
+    if (deps_.metrics) deps_.metrics->setRegistered(name, false);
+  }
+}
+
+void DevicePluginFront::onRegistrations() {
+  auto log = logger(Component::kKubelet);
+  const TimePoint now = deps_.clock->now();
+  for (auto& o : worker_->drain()) {
+    auto it = pools_.find(o.request.pool);
+    if (it == pools_.end()) continue;
+    PoolRuntime& rt = it->second;
+    rt.in_flight = false;
+    if (o.request.generation != rt.generation) {
+      if (!rt.registered && rt.endpoint) scheduleRegister(rt, now);
+      continue;
+    }
+    if (o.status.ok()) {
+      rt.registered = true;
+      rt.last_error.clear();
+      rt.backoff = kFirstRetry;
+      if (deps_.metrics) {
+        deps_.metrics->countRegistration(it->first, "ok");
+        deps_.metrics->setRegistered(it->first, true);
+      }
+      log->info("{}: registered with kubelet (endpoint {})", it->first, rt.socket_name);
+      continue;
+    }
+    bool refused = o.status.error().code != ErrorCode::kTryAgainLater;
+    if (deps_.metrics) {
+      deps_.metrics->countRegistration(it->first, refused ? "refused" : "unavailable");
+    }
+    // Log each distinct failure once, not every retry.
+    if (o.status.error().msg != rt.last_error) {
+      rt.last_error = o.status.error().msg;
+      if (refused) {
+        log->error("{}: {}; will retry", it->first, rt.last_error);
+      } else {
+        log->info("{}: {}; waiting for kubelet", it->first, rt.last_error);
+      }
+    }
+    // A refusal is not going to change soon: back off harder than for "not there yet".
+    auto floor = refused ? kRefusedRetry : kFirstRetry;
+    rt.backoff = std::min(std::max(rt.backoff * 2, floor), kMaxRetry);
+    scheduleRegister(rt, now + rt.backoff);
+  }
+}
+
+}  // namespace rdmanet::dp

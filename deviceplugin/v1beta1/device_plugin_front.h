@@ -1,0 +1,94 @@
+#pragma once
+// DevicePluginFront: the kubelet device-plugin API (v1beta1) over the core's pools. One endpoint
+// (a unix socket in <kubelet-dir>/device-plugins) per pool, registered with kubelet.
+//
+// - apply(): a pool whose config is unchanged keeps its socket and ListAndWatch streams and only
+//   gets the new device list; a changed pool restarts its endpoint; a removed one stops.
+// - Kubelet restarts (inotify on the socket dir): a deleted plugin socket is re-served and
+//   re-registered at once; a new kubelet.sock triggers re-registration of every pool; the
+//   directory vanishing is waited out (re-watched every 500 ms).
+// - Registration runs on a worker thread (a hung kubelet never stalls the loop); failures retry
+//   with backoff: 50 ms doubling to 5 s while kubelet is not there, from 1 s when it refuses.
+// All timing reads the injected clock, so tests drive the backoff without sleeping.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/os/watch.h"
+#include "deviceplugin/daemon/front.h"
+#include "deviceplugin/metrics.h"
+#include "deviceplugin/pools/resource_pool.h"
+#include "deviceplugin/v1beta1/endpoint.h"
+#include "deviceplugin/v1beta1/registration_worker.h"
+
+namespace rdmanet::dp {
+
+struct DevicePluginFrontOptions {
+  std::filesystem::path kubelet_dir = "/var/lib/kubelet";
+  ResourcePoolOptions pool{};
+};
+
+struct DevicePluginFrontDeps {
+  const Clock* clock = nullptr;
+  EndpointFactory* endpoints = nullptr;
+  KubeletRegistrar* registrar = nullptr;
+  Metrics* metrics = nullptr;  // may be null
+};
+
+class DevicePluginFront final : public Front {
+ public:
+  DevicePluginFront(DevicePluginFrontOptions opts, DevicePluginFrontDeps deps);
+  ~DevicePluginFront() override;
+
+  std::string_view name() const override { return "deviceplugin"; }
+  Status start() override;
+  void apply(const PluginConfig& config, const std::vector<Pool>& pools) override;
+  std::vector<int> fds() const override;
+  void onReadable(int fd) override;
+  std::optional<Clock::time_point> nextDeadline() const override;
+  void runTimers(Clock::time_point now) override;
+  bool ready() const override;
+  void stop() override;
+
+  std::filesystem::path socketDir() const { return opts_.kubelet_dir / "device-plugins"; }
+  // The live pool of a resource ("rdma/vf"), null when there is none (tests, benchmarks).
+  std::shared_ptr<ResourcePool> pool(const std::string& resource) const;
+
+ private:
+  using TimePoint = Clock::time_point;
+  struct PoolRuntime {
+    std::shared_ptr<ResourcePool> pool{};
+    std::unique_ptr<Endpoint> endpoint{};
+    std::string socket_name{};
+    uint64_t generation = 0;  // bumped when the endpoint or kubelet changes
+    bool registered = false;
+    bool in_flight = false;
+    std::optional<TimePoint> register_at{};
+    std::chrono::milliseconds backoff{0};
+    std::string last_error{};
+  };
+
+  void watchSocketDir();
+  void onSocketDirEvents(const std::vector<Inotify::Event>& evs);
+  void onRegistrations();
+  void startPool(Pool pool);
+  void stopPool(const std::string& name, bool remove_artifacts);
+  void restartEndpoint(PoolRuntime& rt, const std::string& name);
+  void scheduleRegister(PoolRuntime& rt, TimePoint when);
+  void kubeletAppeared();
+  void kubeletVanished();
+
+  const DevicePluginFrontOptions opts_;
+  const DevicePluginFrontDeps deps_;
+  std::optional<Inotify> inotify_;
+  int socket_wd_ = -1;
+  std::unique_ptr<RegistrationWorker> worker_;
+  std::map<std::string, PoolRuntime> pools_;
+  std::optional<TimePoint> rewatch_at_;
+  bool waiting_logged_ = false;  // "still absent" said once per absence
+};
+
+}  // namespace rdmanet::dp
