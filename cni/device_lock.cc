@@ -1,46 +1,49 @@
 #include "cni/device_lock.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <thread>
 #include <utility>
 
+#include "cni/held_file.h"
+
 namespace rdmanet::cni {
 
-DeviceLock::DeviceLock(DeviceLock&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+DeviceLock::DeviceLock(DeviceLock&& o) noexcept
+    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
 
 DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
   if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
+    release();
     fd_ = std::exchange(o.fd_, -1);
+    path_ = std::move(o.path_);
   }
   return *this;
 }
 
-DeviceLock::~DeviceLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing the fd drops the flock
+DeviceLock::~DeviceLock() { release(); }
+
+void DeviceLock::release() {
+  if (fd_ < 0) return;
+  // Removed while still held: a waiter that opened this inode finds it unlinked once it gets
+  // the flock, and opens the path afresh (holdFile).
+  (void)::unlink(path_.c_str());
+  ::close(fd_);  // closing the fd drops the flock
+  fd_ = -1;
 }
 
 Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& path,
                                        std::chrono::milliseconds timeout) {
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return errnoError(ErrorCode::kIoFailure, errno, "cannot open lock " + path.string());
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return DeviceLock(fd);
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      const int e = errno;
-      ::close(fd);
-      return errnoError(ErrorCode::kIoFailure, e, "cannot lock " + path.string());
-    }
+    auto h = holdFile(path, HoldMode::kCreateTry);
+    if (!h.ok()) return h.error().context("device lock");
+    if (h->fd >= 0) return DeviceLock(h->fd, path);
     if (std::chrono::steady_clock::now() >= deadline) {
-      ::close(fd);
       return makeError(
           ErrorCode::kTryAgainLater,
           fmt::format("device busy: {} is held by another CNI operation", path.filename().string()),

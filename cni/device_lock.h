@@ -4,7 +4,8 @@
 // A device busy past the deadline is error 11 ("try again later"): kubelet retries, where a
 // blocking lock would stall pod start-up for a minute. The lock is released when the object is
 // destroyed or the process dies (the kernel drops flocks with the fd), so a crashed plugin
-// never wedges a device.
+// never wedges a device. The file is a held file (held_file.h): the holder removes it on
+// release, and a file left by a crashed holder is swept, so lock files do not pile up.
 
 #include <chrono>
 #include <filesystem>
@@ -29,8 +30,10 @@ class DeviceLock {
   bool held() const { return fd_ >= 0; }
 
  private:
-  explicit DeviceLock(int fd) : fd_(fd) {}
+  DeviceLock(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+  void release();
   int fd_ = -1;
+  std::filesystem::path path_;
 };
 
 // A lock-file name for a device key ("0000:81:10.2", "ens1f0", "ens1f0.100"): characters other

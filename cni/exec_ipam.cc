@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "cni/ipam.h"
+#include "cni/limits.h"
 #include "cni/netconf.h"
 
 extern char** environ;
@@ -130,7 +131,10 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
       char buf[8192];
       const ssize_t r = ::read(out.fd[0], buf, sizeof(buf));
       if (r > 0) {
-        if (result.stdout_data.size() < (16u << 20)) result.stdout_data.append(buf, r);
+        // One byte past the limit is enough for the parser to refuse it by name.
+        if (result.stdout_data.size() <= kMaxDelegateOutputBytes) {
+          result.stdout_data.append(buf, static_cast<size_t>(r));
+        }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
         ::close(out.fd[0]);
         out.fd[0] = -1;

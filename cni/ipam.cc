@@ -34,7 +34,7 @@ json withVersion(const json& conf, const std::string& version) {
 }  // namespace
 
 Error delegateError(const std::string& type, const ExecOutput& out) {
-  auto doc = parseJson(out.stdout_data);
+  auto doc = parseJson(out.stdout_data, kDelegateLimits);
   if (doc.ok() && doc->is_object() && doc->contains("code")) {
     const json& j = *doc;
     const int code = j["code"].is_number_integer() ? j["code"].get<int>() : 999;
@@ -71,7 +71,7 @@ Result<std::vector<std::string>> Ipam::delegateVersions(const Call& call) {
   v.command = "VERSION";
   RDMANET_ASSIGN_OR_RETURN(ExecOutput out, execOnce(v, call.version));
   if (out.exit_code != 0) return delegateError(call.type, out);
-  auto doc = parseJson(out.stdout_data);
+  auto doc = parseJson(out.stdout_data, kDelegateLimits);
   std::vector<std::string> versions;
   if (doc.ok() && doc->is_object() && (*doc)["supportedVersions"].is_array()) {
     for (const auto& s : (*doc)["supportedVersions"]) {
@@ -129,10 +129,11 @@ Result<CniResult> Ipam::run(const Call& call, std::string* used_version) {
   }
   if (used_version != nullptr) *used_version = version;
   if (call.command != "ADD") return CniResult{};
-  auto doc = parseJson(out.stdout_data);
+  auto doc = parseJson(out.stdout_data, kDelegateLimits);
   if (!doc.ok()) {
     return makeError(ErrorCode::kDecodeFailure,
-                     fmt::format("{} printed a result that is not JSON", call.type));
+                     fmt::format("{} printed a result that is not JSON", call.type),
+                     doc.error().msg);
   }
   auto res = parseResult(*doc);
   if (!res.ok()) return res.error().context(call.type + " result");

@@ -8,14 +8,17 @@
 #include <string>
 #include <string_view>
 
+#include "cni/limits.h"
 #include "common/base/result.h"
 
 namespace rdmanet::cni {
 
 using json = nlohmann::json;
 
-// Parses text; error 6 with the parser's position on malformed JSON.
-Result<json> parseJson(std::string_view text);
+// Parses text; error 6 with the parser's position on malformed JSON, error 7 naming the limit
+// when the text is longer, nests deeper or holds a longer string or key than `limits` allow
+// (checked while parsing: a too-deep document is never built).
+Result<json> parseJson(std::string_view text, const JsonLimits& limits = kConfigLimits);
 
 Error typeError(std::string_view key, std::string_view want);
 // Absent or null: nullopt. Wrong type: error 7 "<key> must be a <type>".

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "cni/limits.h"
 #include "cni/plugin.h"
 #include "common/net/libnl_netlink.h"
 
@@ -20,16 +21,18 @@ std::optional<std::string> getEnv(const char* name) {
 
 // stdin with read(2), not std::cin: <iostream>'s static initialisation (streams, locale) is
 // start-up work paid on every exec. A read error ends the input like EOF; the JSON parser
-// then reports what is missing.
+// then reports what is missing. Reading stops one byte past the limit, which parseNetConf
+// refuses by name, so a huge input costs no memory.
 std::string readStdin() {
   std::string data;
   char buf[16384];
-  for (;;) {
+  while (data.size() <= rdmanet::cni::kMaxConfigBytes) {
     const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return data;
+    if (n <= 0) break;
     data.append(buf, static_cast<size_t>(n));
   }
+  return data;
 }
 
 std::string envOr(const char* name, const char* fallback) {

@@ -283,7 +283,20 @@ bool isPlainFileName(std::string_view name) {
 }
 
 Result<NetConf> parseNetConf(std::string_view text, Command command, const CniArgs& args) {
-  RDMANET_ASSIGN_OR_RETURN(json doc, parseJson(text));
+  if (text.size() > kMaxConfigBytes) {
+    return invalid(fmt::format("network configuration exceeds the limit of {} bytes on stdin",
+                               kMaxConfigBytes));
+  }
+  RDMANET_ASSIGN_OR_RETURN(json doc, parseJson(text, kConfigLimits));
+  // What the state file will hold is the document written back out, where numbers take their
+  // full form: bound that too, so DEL can always read what ADD saved.
+  const size_t canonical = dumpJson(doc).size();
+  if (canonical > kMaxConfigBytes) {
+    return invalid(fmt::format(
+        "network configuration is {} bytes once its numbers are written out, above the limit of "
+        "{} bytes",
+        canonical, kMaxConfigBytes));
+  }
   return parseNetConfJson(doc, command, args);
 }
 

@@ -6,6 +6,7 @@
 #include "cni/lossless.h"
 #include "cni/mode.h"
 #include "cni/pod_config.h"
+#include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "cni/rollback.h"
 
@@ -47,6 +48,7 @@ Status Plugin::ipamCall(const CniEnv& env, const std::string& command, const nlo
 }
 
 Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
+  RDMANET_RETURN_IF_ERROR(refuseHostNetns(env.netns, deps_.host_netns_paths));
   RDMANET_ASSIGN_OR_RETURN(const ResolvedDevice dev, resolveDevice(conf, deps_));
   RDMANET_ASSIGN_OR_RETURN(NetnsHandle pod, deps_.runner.open(env.netns));
   RDMANET_RETURN_IF_ERROR(deps_.store.ensure());

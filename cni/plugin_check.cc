@@ -4,6 +4,7 @@
 #include "cni/mode.h"
 #include "cni/plugin.h"
 #include "cni/pod_config.h"
+#include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "common/inventory/netdev.h"
 #include "common/inventory/pci.h"
@@ -30,6 +31,7 @@ Status linkStatus(Netlink& host, const std::string& name, std::string_view role)
 }  // namespace
 
 Status Plugin::check(const CniEnv& env, const NetConf& conf) {
+  RDMANET_RETURN_IF_ERROR(refuseHostNetns(env.netns, deps_.host_netns_paths));
   if (!conf.prev_result.is_object()) {
     return makeError(ErrorCode::kInvalidConfig, "CHECK needs \"prevResult\"");
   }

@@ -3,15 +3,38 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 
 #include "cni/device_lock.h"
+#include "cni/held_file.h"
 #include "cni/ipam.h"
 #include "cni/mode.h"
 #include "cni/plugin.h"
+#include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "cni/state_recovery.h"
 
 namespace rdmanet::cni {
+namespace {
+
+// Temp and lock files of invocations that died holding them (held_file.h): the store's, and
+// those beside the given device-info files. Cheap (a few small directories), so every DEL and
+// GC does it: a crashed ADD is followed by a DEL, which cleans up after it.
+void sweepStale(PluginDeps& deps, const std::vector<std::string>& device_info_files) {
+  int n = deps.store.sweepStale();
+  std::vector<std::filesystem::path> dirs;
+  for (const std::string& f : device_info_files) {
+    if (f.empty()) continue;
+    const std::filesystem::path dir = std::filesystem::path(f).parent_path();
+    if (std::find(dirs.begin(), dirs.end(), dir) != dirs.end()) continue;
+    dirs.push_back(dir);
+    n += sweepUnheld(dir, Transient::kTemp);
+  }
+  if (n > 0) deps.log.info("removed {} temp or lock files left by crashed invocations", n);
+}
+
+}  // namespace
 
 Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::string& netns,
                        const NetConf* conf) {
@@ -40,8 +63,18 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
   return deps_.store.remove(st.container_id, st.ifname);
 }
 
-Status Plugin::del(const CniEnv& env, const NetConf& conf) {
+Status Plugin::del(const CniEnv& given, const NetConf& conf) {
+  // DEL must not act on the host's links, but must succeed (the runtime retries a failed DEL
+  // forever): a host namespace is treated as a netns that is gone. An ADD that used it was
+  // refused, so there is nothing of ours in it.
+  CniEnv env = given;
+  if (const std::string same = sameNetnsAs(env.netns, deps_.host_netns_paths); !same.empty()) {
+    deps_.log.warn("DEL: CNI_NETNS {} is the host's namespace ({}); not entering it", env.netns,
+                   same);
+    env.netns.clear();
+  }
   RDMANET_ASSIGN_OR_RETURN(auto st, deps_.store.load(env.container_id, env.ifname));
+  sweepStale(deps_, {conf.device_info_file, st ? st->device_info_file : std::string()});
   if (!st) {
     // Nothing recorded: ADD never got far, DEL already ran, or the state file was lost while
     // the pod still holds the device, which recoverState() finds and describes.
@@ -62,8 +95,12 @@ Status Plugin::del(const CniEnv& env, const NetConf& conf) {
 
 Status Plugin::gc(const CniEnv& env, const NetConf& conf) {
   Status first = okStatus();
+  const std::vector<AttachmentState> recorded = deps_.store.list();
+  std::vector<std::string> device_info_files;
+  for (const AttachmentState& st : recorded) device_info_files.push_back(st.device_info_file);
+  sweepStale(deps_, device_info_files);
   if (conf.has_valid_attachments) {
-    for (const AttachmentState& st : deps_.store.list()) {
+    for (const AttachmentState& st : recorded) {
       if (st.network != conf.name) continue;  // another network's attachment
       const Attachment a{st.container_id, st.ifname};
       if (std::find(conf.valid_attachments.begin(), conf.valid_attachments.end(), a) !=

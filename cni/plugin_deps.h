@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "cni/ipam.h"
 #include "cni/logger.h"
@@ -27,6 +28,8 @@ struct PluginDeps {
   std::chrono::milliseconds lock_timeout{3000};
   // The host namespace as a path the runner can open (for moving devices back on DEL).
   std::string host_netns_path = "/proc/self/ns/net";
+  // Namespaces CNI_NETNS must not be (pod_netns.h): the plugin's own and init's.
+  std::vector<std::string> host_netns_paths = {"/proc/self/ns/net", "/proc/1/ns/net"};
 };
 
 }  // namespace rdmanet::cni

@@ -7,7 +7,7 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "cni/state_store.h"
+#include "cni/held_file.h"
 #include "common/inventory/rdma.h"
 
 namespace rdmanet::cni {

@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "cni/held_file.h"
 #include "cni/json_util.h"
+#include "cni/limits.h"
 
 namespace fs = std::filesystem;
 
@@ -53,7 +55,7 @@ Result<std::optional<std::string>> readSmallFile(const fs::path& p) {
     }
     if (n == 0) break;
     data.append(buf, static_cast<size_t>(n));
-    if (data.size() > (4u << 20)) {
+    if (data.size() > kMaxStateBytes) {
       ::close(fd);
       return makeError(ErrorCode::kIoFailure, p.string() + " is too large");
     }
@@ -63,41 +65,6 @@ Result<std::optional<std::string>> readSmallFile(const fs::path& p) {
 }
 
 }  // namespace
-
-Status writeFileAtomic(const fs::path& path, const std::string& data) {
-  const fs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return ioError(errno, "cannot create " + tmp.string());
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return ioError(e, "cannot write " + tmp.string());
-    }
-    off += static_cast<size_t>(n);
-  }
-  // fchmod: an old temp file may have had other bits. No fsync: the rename makes the update
-  // atomic for readers and survives a crash of the plugin; what a power loss could lose (state
-  // of attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk
-  // flush on every pod start.
-  if (::fchmod(fd, 0600) != 0) {
-    const int e = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return ioError(e, "cannot chmod " + tmp.string());
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(tmp.c_str());
-    return ioError(e, "cannot rename to " + path.string());
-  }
-  return okStatus();
-}
 
 Status StateStore::ensure() const {
   if (ensured_) return okStatus();
@@ -118,16 +85,29 @@ fs::path StateStore::lockPath(const std::string& name) const {
   return dir_ / "locks" / (name + ".lock");
 }
 
+int StateStore::sweepStale() const {
+  int n = sweepUnheld(dir_, Transient::kTemp);
+  for (const char* sub : {"vlan", "ipam"}) n += sweepUnheld(dir_ / sub, Transient::kTemp);
+  return n + sweepUnheld(dir_ / "locks", Transient::kLock);
+}
+
 Status StateStore::save(const AttachmentState& st) const {
   RDMANET_RETURN_IF_ERROR(ensure());
-  return writeFileAtomic(fileFor(st.container_id, st.ifname), dumpJson(st.toJson()));
+  const std::string text = dumpJson(st.toJson());
+  // Never write what load() would refuse: the attachment could not be released.
+  if (text.size() > kMaxStateBytes) {
+    return makeError(ErrorCode::kIoFailure,
+                     fmt::format("state of {}/{} would be {} bytes, above the limit of {} bytes",
+                                 st.container_id, st.ifname, text.size(), kMaxStateBytes));
+  }
+  return writeFileAtomic(fileFor(st.container_id, st.ifname), text);
 }
 
 Result<std::optional<AttachmentState>> StateStore::load(const std::string& container_id,
                                                         const std::string& ifname) const {
   RDMANET_ASSIGN_OR_RETURN(auto text, readSmallFile(fileFor(container_id, ifname)));
   if (!text) return std::optional<AttachmentState>();
-  auto doc = parseJson(*text);
+  auto doc = parseJson(*text, kStateLimits);
   if (!doc.ok())
     return makeError(ErrorCode::kIoFailure, "state file is corrupt", doc.error().details);
   RDMANET_ASSIGN_OR_RETURN(auto st, AttachmentState::fromJson(*doc));
@@ -149,7 +129,7 @@ std::vector<AttachmentState> StateStore::list() const {
     if (p.extension() != ".json" || !it->is_regular_file(ec)) continue;
     auto text = readSmallFile(p);
     if (!text.ok() || !text->has_value()) continue;
-    auto doc = parseJson(**text);
+    auto doc = parseJson(**text, kStateLimits);
     if (!doc.ok()) continue;
     auto st = AttachmentState::fromJson(*doc);
     if (st.ok()) out.push_back(std::move(st).value());
@@ -163,7 +143,7 @@ std::vector<AttachmentState> StateStore::list() const {
 Result<std::optional<json>> StateStore::readDoc(const std::string& rel) const {
   RDMANET_ASSIGN_OR_RETURN(auto text, readSmallFile(dir_ / rel));
   if (!text) return std::optional<json>();
-  auto doc = parseJson(*text);
+  auto doc = parseJson(*text, kStateLimits);
   if (!doc.ok()) return std::optional<json>();  // a corrupt cache is as good as none
   return std::optional<json>(std::move(doc).value());
 }

@@ -5,7 +5,9 @@
 // Layout under the state dir (0700, default /var/lib/cni/rdmanet, RDMANET_STATE_DIR in tests):
 //   <containerid>_<ifname>.json   one attachment (files 0600, written atomically: temp file +
 //                                 rename, so a reader sees the old or the new file whole)
-//   locks/<name>.lock             flock files (device_lock.h); never deleted, bounded by devices
+//   locks/<name>.lock             flock files (device_lock.h), removed by their holder
+//   *.rdmanet-tmp.<pid>           temp files of writes in progress (held_file.h), in any of
+//                                 these directories; sweepStale() removes those of dead writers
 //   vlan/<link>.json              which attachments use a shared host VLAN device
 //   ipam/<type>.json              the CNI versions an IPAM delegate accepts (cache)
 // Container ids and ifnames are validated before they get here (env.h), so they are safe file
@@ -46,13 +48,14 @@ class StateStore {
 
   std::filesystem::path lockPath(const std::string& name) const;
 
+  // Removes the temp and lock files of processes that died holding them (held_file.h) from
+  // every directory of the store. Returns how many.
+  int sweepStale() const;
+
  private:
   std::filesystem::path fileFor(const std::string& container_id, const std::string& ifname) const;
   std::filesystem::path dir_;
   mutable bool ensured_ = false;  // the tree exists (checked once per process)
 };
-
-// Writes `data` to `path` atomically with mode 0600 (temp file in the same dir, then rename).
-Status writeFileAtomic(const std::filesystem::path& path, const std::string& data);
 
 }  // namespace rdmanet::cni

@@ -30,6 +30,11 @@ infra() {
 # The console's tty translates \n to \r\n; keep the script's output byte-identical. (The rest
 # of the userspace setup is done by stage 1.)
 busybox stty -onlcr 2>/dev/null
+# run.sh (hack/vm/boot.sh) waits for this line: the guest reached its init. From here on the
+# console carries the job's output, so the kernel, which logged its boot in full, now logs at
+# `quiet`'s level (warnings and worse), unless run.sh was --verbose.
+[[ $(</proc/cmdline) == *rdmanet.verbose=1* ]] || echo 4 >/proc/sys/kernel/printk
+echo "rdmanet-vm: init"
 export PATH=/run/vm-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
 

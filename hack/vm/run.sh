@@ -20,9 +20,18 @@
 # Exit codes: SCRIPT's own; 124 on timeout (default 300 s, boot included); 125 when the
 # harness failed (no qemu, kernel download, boot, topology setup).
 #
-# Environment: RDMANET_VM_TIMEOUT (default --timeout), RDMANET_VM_ACCEL (default tcg; CI has no
-# KVM), RDMANET_VM_CACHE / RDMANET_VM_KERNEL (see prepare.sh), RDMANET_VM_KEEP=1 keeps the run
-# directory (console log, job, exit code) under /tmp for debugging.
+# The guest's serial console (kernel messages from the first line on) goes to a console log;
+# run.sh prints it live from the moment the guest's init starts (all of it with --verbose). A
+# guest that has not reached init within RDMANET_VM_BOOT_TIMEOUT seconds (default 90) is a hung
+# boot: run.sh prints the tail of its console, kills it and boots once more, saying so; a second
+# hang is a harness failure. Any failure prints the tail of the console log from before init,
+# and the whole log is copied to RDMANET_VM_OUT_DIR/console.log when that is set.
+#
+# Environment: RDMANET_VM_TIMEOUT (default --timeout; a retried boot gets it afresh),
+# RDMANET_VM_BOOT_TIMEOUT, RDMANET_VM_ACCEL (default tcg; CI has no KVM), RDMANET_VM_CACHE /
+# RDMANET_VM_KERNEL (see prepare.sh), RDMANET_VM_KEEP=1 keeps the run directory (console log,
+# job, exit code) under /tmp for debugging, RDMANET_VM_HANG_BOOTS=N makes the first N boots hang
+# before init (the harness's self-test: tests/vm/run_contract.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,11 +43,16 @@ usage() {
 }
 infra() {
   echo "vm: error: $*" >&2
+  print_console
   exit 125
 }
+# shellcheck source=hack/vm/boot.sh
+source "$here/boot.sh"
 
 topology=$here/topologies/default.sh
 timeout=${RDMANET_VM_TIMEOUT:-300}
+boot_timeout=${RDMANET_VM_BOOT_TIMEOUT:-90}
+hang_boots=${RDMANET_VM_HANG_BOOTS:-0}
 verbose=0
 interactive=0
 extra_env=()
@@ -57,6 +71,8 @@ while (($#)); do
 done
 (($#)) || usage
 [[ $timeout =~ ^[0-9]+$ ]] || infra "--timeout must be whole seconds, got '$timeout'"
+[[ $boot_timeout =~ ^[0-9]+$ ]] || infra "RDMANET_VM_BOOT_TIMEOUT must be whole seconds"
+[[ $hang_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_HANG_BOOTS must be a count"
 [[ -f $topology ]] || infra "topology $topology not found"
 
 qemu=$(command -v qemu-system-x86_64) || infra "qemu-system-x86_64 not found (hack/install-deps.sh)"
@@ -76,11 +92,15 @@ done
 rundir=$(mktemp -d /tmp/rdmanet-vm.XXXXXX)
 echo $$ >"$rundir/owner"
 pid=
+relay=
 cleanup() {
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
+  local p
+  for p in $pid $relay; do
+    if kill -0 "$p" 2>/dev/null; then
+      kill "$p" 2>/dev/null || true
+      wait "$p" 2>/dev/null || true
+    fi
+  done
   if [[ ${RDMANET_VM_KEEP:-0} == 1 ]]; then
     rm -f "$rundir/owner"
     echo "vm: kept run directory $rundir" >&2
@@ -120,14 +140,15 @@ if [[ -f ${cmd[0]} ]]; then cmd[0]=$(realpath "${cmd[0]}"); fi
 cp "$here/guest-init.sh" "$rundir/guest-init.sh"
 mkdir -p "$rundir/out"
 
-quiet=quiet
-((verbose)) && quiet=
-append="console=ttyS0 $quiet panic=-1 rdmanet.modules=$assets/modules/lib/modules $vm_kernel_args"
+# Without `quiet` the kernel logs its whole boot to the console log (what a hung boot leaves to
+# read); guest-init.sh lowers the console log level to quiet's once it runs.
+append="console=ttyS0 panic=-1 rdmanet.modules=$assets/modules/lib/modules $vm_kernel_args"
+((verbose)) && append+=" rdmanet.verbose=1"
 # shellcheck disable=SC2054 # QEMU options contain commas
 qemu_args=(
   -accel "${RDMANET_VM_ACCEL:-tcg}" -M q35 -m "$vm_mem" -smp "$vm_smp"
   -nographic -nodefaults -serial mon:stdio -no-reboot
-  -kernel "$assets/vmlinux" -initrd "$initramfs" -append "$append"
+  -kernel "$assets/vmlinux" -initrd "$initramfs"
   -fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
   -device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
   -fsdev "local,id=rundir,path=$rundir,security_model=none,multidevs=remap"
@@ -145,26 +166,28 @@ else
   # shellcheck disable=SC2054
   qemu_args+=(-fw_cfg name=etc/sercon-port,string=0)
 fi
-echo "vm: booting kernel $kver ($(basename "$topology" .sh) topology, timeout ${timeout}s)" >&2
 # QEMU's stdin is the console's input: none, unless --interactive. (A background job's stdin is
 # /dev/null unless redirected, hence the explicit copy of ours.)
 qemu_in=/dev/null
 ((interactive)) && exec {qemu_fd}<&0 && qemu_in=/dev/fd/$qemu_fd
-# pdeathsig on both levels: if run.sh is killed outright (even SIGKILL), timeout and qemu die too.
-setpriv --pdeathsig KILL timeout --foreground -k 5 "$timeout" \
-  setpriv --pdeathsig KILL "$qemu" "${qemu_args[@]}" <"$qemu_in" \
-  2> >(grep --line-buffered -v -e 'should be prefixed with "opt/"' \
-    -e 'is not connected to host network' >&2) &
-pid=$!
-qrc=0
-wait "$pid" || qrc=$?
-pid=
+console=$rundir/console.log
+echo "vm: booting kernel $kver ($(basename "$topology" .sh) topology, timeout ${timeout}s)" >&2
+for attempt in 1 2; do
+  qrc=0
+  boot_guest "$attempt" || qrc=$?
+  ((qrc == 200)) || break
+  report_hung_boot "$attempt"
+  ((attempt == 1)) || infra "the guest did not reach userspace in two boots"
+  echo "vm: booting once more (boot attempt 2 of 2, timeout ${timeout}s)" >&2
+done
 
-if [[ -n ${RDMANET_VM_OUT_DIR:-} ]] && compgen -G "$rundir/out/*" >/dev/null; then
-  mkdir -p "$RDMANET_VM_OUT_DIR" && cp -r "$rundir/out/." "$RDMANET_VM_OUT_DIR/"
+if [[ -n ${RDMANET_VM_OUT_DIR:-} ]]; then
+  mkdir -p "$RDMANET_VM_OUT_DIR" && cp "$console" "$RDMANET_VM_OUT_DIR/console.log"
+  if compgen -G "$rundir/out/*" >/dev/null; then cp -r "$rundir/out/." "$RDMANET_VM_OUT_DIR/"; fi
 fi
 if ((qrc == 124 || qrc == 137)); then
   echo "vm: timed out after ${timeout}s" >&2
+  print_console
   exit 124
 fi
 rc=$(cat "$rundir/rc" 2>/dev/null) || infra "the guest reported no exit code (qemu exit $qrc): boot failed?"
@@ -173,4 +196,5 @@ case $rc in
   *[!0-9]* | '') infra "unreadable exit code '$rc'" ;;
 esac
 echo "vm: exit code $rc after $((SECONDS - start))s" >&2
+((rc == 0)) || print_console
 exit "$rc"

@@ -19,6 +19,19 @@ void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
 
 class BadInputTest : public PluginTest, public ::testing::WithParamInterface<BadInput> {};
 
+// Size and depth extremes (cni/limits.h).
+std::string nestedArrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
+std::string nestedObjects(int depth) {
+  std::string s;
+  for (int i = 0; i < depth; ++i) s += R"({"a":)";
+  return s + "1" + std::string(depth, '}');
+}
+std::string repeated(const std::string& item, int n) {
+  std::string s = "[";
+  for (int i = 0; i < n; ++i) s += (i ? "," : "") + item;
+  return s + "]";
+}
+
 #define HEAD R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet", )"
 const BadInput kBattery[] = {
     {"MalformedJson", R"({"cniVersion": "1.0.0", "master": )", 6, "parse"},
@@ -60,6 +73,24 @@ const BadInput kBattery[] = {
      "not an SR-IOV VF"},
     {"VfKnobOnMacvlan", HEAD R"("master": "ens1f0", "trust": "on"})", 7, "trust"},
     {"UnknownCniArg", HEAD R"("master": "ens1f0"})", 4, "CNI_ARGS", {{"CNI_ARGS", "FOO=bar"}}},
+    {"HundredThousandNestedArrays",
+     HEAD R"("master": "ens1f0", "x": )" + nestedArrays(100000) + "}", 7, "nests deeper"},
+    {"HundredThousandNestedObjects",
+     HEAD R"("master": "ens1f0", "x": )" + nestedObjects(100000) + "}", 7, "nests deeper"},
+    {"OneLevelTooDeepInIpam",
+     HEAD R"("master": "ens1f0", "ipam": {"type": "fake-ipam", "x": )" +
+         nestedArrays(kMaxJsonDepth - 1) + "}}",
+     7, "nests deeper than the limit of 64"},
+    {"FiveMiBString", HEAD R"("master": "ens1f0", "x": ")" + std::string(5 << 20, 'a') + "\"}", 7,
+     "exceeds the limit of 1048576 bytes"},
+    {"StringOverTheLimit",
+     HEAD R"("master": "ens1f0", "x": ")" + std::string(kMaxJsonStringBytes + 1, 'a') + "\"}", 7,
+     "string is 65537 bytes"},
+    {"KeyOverTheLimit",
+     HEAD R"("master": "ens1f0", ")" + std::string(kMaxJsonStringBytes + 1, 'k') + "\": 1}", 7,
+     "key is 65537 bytes"},
+    {"NumbersThatGrowPastTheLimitWhenWrittenOut",
+     HEAD R"("master": "ens1f0", "x": )" + repeated("1e14", 80000) + "}", 7, "written out"},
 };
 #undef HEAD
 

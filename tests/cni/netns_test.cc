@@ -2,95 +2,10 @@
 // host-local and static IPAM, pods pinging each other, DEL twice, DEL after the netns is gone,
 // DEL after the state file is lost, GC, and nothing left behind. Uses its own veths and throw-away
 // namespaces; root only.
-#include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
-
-#include "tests/cni/cni_binary.h"
-#include "tests/simnode/temp_dir.h"
+#include "tests/cni/netns_fixture.h"
 
 namespace rdmanet::cni::testing {
 namespace {
-
-namespace fs = std::filesystem;
-
-class NetnsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "netns tests need root";
-    if (sh("which ping") != 0) GTEST_SKIP() << "ping (iputils-ping) is not installed";
-    tag_ = "r" + std::to_string(::getpid() % 100000);
-    for (const char* p : {"a", "b"}) {
-      const std::string ns = nsName(p);
-      ASSERT_EQ(sh("ip netns add " + ns), 0) << ns;
-      netns_.push_back(ns);
-    }
-  }
-  void TearDown() override {
-    for (const auto& ns : netns_) sh("ip netns del " + ns);
-    for (const auto& l : links_) sh("ip link del " + l);
-  }
-
-  std::string nsName(const std::string& p) const { return "rdmanet-" + tag_ + p; }
-  std::string nsPath(const std::string& p) const { return "/var/run/netns/" + nsName(p); }
-  // A veth pair, both ends up, in the host.
-  void vethPair(const std::string& a, const std::string& b) {
-    ASSERT_EQ(sh("ip link add " + a + " type veth peer name " + b), 0);
-    links_.push_back(a);
-    ASSERT_EQ(sh("ip link set " + a + " up && ip link set " + b + " up"), 0);
-  }
-  BinaryRun cni(const std::string& cmd, const std::string& conf, const std::string& pod,
-                const std::string& cid, const std::string& ifname = "net1") {
-    return runRdmanet(cmd, conf,
-                      {{"CNI_CONTAINERID", cid},
-                       {"CNI_NETNS", pod.empty() ? "" : nsPath(pod)},
-                       {"CNI_IFNAME", ifname},
-                       {"CNI_ARGS", "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p"}},
-                      state_dir());
-  }
-  std::string state_dir() const { return (tmp_.path() / "state").string(); }
-  std::string ipam_dir() const { return (tmp_.path() / "ipam").string(); }
-  std::string macvlanConf(const std::string& master, const std::string& version = "1.1.0") const {
-    return R"({"cniVersion": ")" + version + R"(", "name": "mvnet", "type": "rdmanet",
-      "master": ")" +
-           master + R"(", "mode": "bridge", "mtu": 1400,
-      "ipam": {"type": "host-local", "subnet": "10.77.0.0/24", "dataDir": ")" +
-           ipam_dir() + R"("}})";
-  }
-  static std::string withPrev(const std::string& conf, const json& prev) {
-    json c = json::parse(conf);
-    c["prevResult"] = prev;
-    return c.dump();
-  }
-  // Attachment state files and host-local leases that are still there.
-  std::vector<std::string> leftovers() const {
-    std::vector<std::string> out;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(state_dir(), ec)) {
-      if (e.path().extension() == ".json") out.push_back(e.path().filename());
-    }
-    for (const auto& e : fs::recursive_directory_iterator(ipam_dir(), ec)) {
-      const std::string n = e.path().filename();
-      if (e.is_regular_file() && n != "lock" && n.rfind("last_reserved_ip", 0) != 0) {
-        out.push_back(n);
-      }
-    }
-    for (const auto& e : fs::directory_iterator(fs::path(state_dir()) / "vlan", ec)) {
-      out.push_back(e.path().filename());
-    }
-    return out;
-  }
-  std::string addressOf(const json& add) const {
-    const std::string a = add["ips"][0]["address"];
-    return a.substr(0, a.find('/'));
-  }
-
-  sim::TempDir tmp_{"rdmanet-netns"};
-  std::string tag_;
-  std::vector<std::string> netns_;
-  std::vector<std::string> links_;
-};
 
 TEST_F(NetnsTest, MacvlanWithHostLocalTwoPodsPingAndNothingIsLeftBehind) {
   const std::string m = tag_ + "m", mp = tag_ + "mp";
@@ -223,6 +138,72 @@ TEST_F(NetnsTest, StatusReportsAMissingOrDownMaster) {
   ASSERT_EQ(sh("ip link set " + mp + " down"), 0);  // m loses carrier
   EXPECT_EQ(runRdmanet("STATUS", macvlanConf(m), {}, state_dir()).doc["code"], 51);
   EXPECT_EQ(runRdmanet("STATUS", macvlanConf(tag_ + "zz"), {}, state_dir()).doc["code"], 50);
+}
+
+// Issue 13 item 2: CNI_NETNS naming the host's own namespace, directly or through a bind mount,
+// is refused with code 4 before anything is touched; DEL there never enters it.
+TEST_F(NetnsTest, AHostNamespaceIsNeverAPodNamespace) {
+  const std::string m = tag_ + "m", mp = tag_ + "mp";
+  vethPair(m, mp);
+  const std::string bound = (tmp_.path() / "hostns").string();
+  ASSERT_EQ(sh("touch " + bound + " && mount --bind /proc/self/ns/net " + bound), 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { sh("umount " + path); }
+  } unmount{bound};
+  const std::string ifname = tag_ + "x";
+  // (/proc/1/ns/net is refused the same way where init shares our namespace; a test runner in
+  // a container may not even be allowed to open it.)
+  for (const std::string& netns : {std::string("/proc/self/ns/net"), bound}) {
+    const BinaryRun r = runRdmanet(
+        "ADD", macvlanConf(m),
+        {{"CNI_CONTAINERID", "ch"}, {"CNI_NETNS", netns}, {"CNI_IFNAME", ifname}}, state_dir());
+    EXPECT_EQ(r.doc["code"], 4) << netns << ": " << r.out;
+    EXPECT_NE(r.out.find("host"), std::string::npos) << r.out;
+    EXPECT_NE(sh("ip link show " + ifname), 0) << netns;  // no eth1 in the host
+    EXPECT_EQ(shOut("ip -o link show type macvlan | grep '@" + m + ":'"), "");
+    EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+  }
+  // A host link of CNI_IFNAME's name, of the kind DEL would remove from a pod, survives a DEL.
+  ASSERT_EQ(sh("ip link add " + ifname + " link " + m + " type macvlan mode bridge"), 0);
+  links_.push_back(ifname);
+  const BinaryRun del = runRdmanet(
+      "DEL", macvlanConf(m),
+      {{"CNI_CONTAINERID", "ch"}, {"CNI_NETNS", bound}, {"CNI_IFNAME", ifname}}, state_dir());
+  EXPECT_EQ(del.exit_code, 0) << del.out;
+  EXPECT_EQ(sh("ip link show " + ifname), 0);
+  EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+}
+
+// Issue 13 items 3 and 4: a netconf past a limit (a 5 MiB string, 100,000 nested arrays) is
+// refused by ADD with code 7 and leaves nothing, and one at the size limit is released by DEL.
+TEST_F(NetnsTest, ConfigsPastTheLimitsAreRefusedAndOneAtTheLimitIsReleased) {
+  const std::string m = tag_ + "m", mp = tag_ + "mp";
+  vethPair(m, mp);
+  const json base = json::parse(macvlanConf(m));
+  json huge = base;
+  huge["x"] = std::string(5 << 20, 'a');
+  std::string deep = base.dump();
+  deep.pop_back();  // the closing brace
+  deep += R"(,"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  for (const std::string& conf : {huge.dump(), deep}) {
+    const BinaryRun add = cni("ADD", conf, "a", "ca");
+    EXPECT_EQ(add.exit_code, 1) << add.out.substr(0, 200);  // an error, not a crash
+    EXPECT_EQ(add.doc["code"], 7) << add.out.substr(0, 200);
+    EXPECT_EQ(sh("ip netns exec " + nsName("a") + " ip link show net1"), 1);
+    EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
+  }
+  // As large as accepted: strings up to the limit in "ipam" (the delegate gets them too).
+  json big = base;
+  for (int i = 0; big.dump().size() + kMaxJsonStringBytes + 64 < kMaxConfigBytes; ++i) {
+    big["ipam"]["s" + std::to_string(i)] = std::string(kMaxJsonStringBytes, 'a');
+  }
+  const BinaryRun add = cni("ADD", big.dump(), "a", "ca");
+  ASSERT_EQ(add.exit_code, 0) << add.out.substr(0, 300);
+  const BinaryRun del = cni("DEL", big.dump(), "a", "ca");
+  EXPECT_EQ(del.exit_code, 0) << del.out.substr(0, 300);
+  EXPECT_EQ(sh("ip netns exec " + nsName("a") + " ip link show net1"), 1);
+  EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
 }
 
 }  // namespace

@@ -168,10 +168,11 @@ TestNode::World TestNode::world() const {
   std::error_code ec;
   for (const auto& e : std::filesystem::recursive_directory_iterator(tmp_.path() / "state", ec)) {
     const auto rel = e.path().lexically_relative(tmp_.path() / "state").string();
-    // Lock files and the IPAM version cache are expected to persist.
-    if (e.is_regular_file() && rel.rfind("locks/", 0) != 0 && rel.rfind("ipam/", 0) != 0) {
-      w.state_files.push_back(rel);
-    }
+    // The IPAM version cache is expected to persist; lock and temp files are not.
+    if (e.is_regular_file() && rel.rfind("ipam/", 0) != 0) w.state_files.push_back(rel);
+  }
+  for (const auto& e : std::filesystem::directory_iterator(tmp_.path() / "devinfo", ec)) {
+    w.state_files.push_back("devinfo/" + e.path().filename().string());
   }
   std::sort(w.state_files.begin(), w.state_files.end());
   w.leases = ipam_.live;

@@ -74,8 +74,8 @@ class TestNode {
     std::vector<std::string> host_links;  // "name/mtu/mac/up/kind"
     std::vector<std::string> pod_links;
     std::vector<VfInfo> vfs;
-    std::vector<std::string> rdma;  // "dev@ns"
-    std::vector<std::string> state_files;
+    std::vector<std::string> rdma;         // "dev@ns"
+    std::vector<std::string> state_files;  // state, lock, temp and device-info files
     std::map<std::string, int> leases;
     bool operator==(const World&) const = default;
   };

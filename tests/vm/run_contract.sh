@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # vm test (runs on the host): hack/vm/run.sh's contract, on the minimal topology. The script's
-# exit code comes back; output, working directory and environment pass through; a hung guest
-# gives 124 within the timeout and leaves no qemu behind; a bad topology is a harness failure
-# (125).
+# exit code comes back; output, working directory and environment pass through; a failure
+# prints the serial console and RDMANET_VM_OUT_DIR gets its log; a hung guest gives 124 within
+# the timeout and leaves no qemu behind; a boot that hangs before the guest's init is reported
+# with its console's tail and booted once more; a bad topology is a harness failure (125).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 run=$here/../../hack/vm/run.sh
@@ -27,6 +28,11 @@ echo "$out"
 t_eq "exit code passes through" "$rc" 7
 t_match "cwd, args and env pass through" "^cwd=$tmp arg=a b env=yes extra=given$" "$out"
 t_eq "files in RDMANET_VM_OUT come back" "$(cat "$tmp/out/result.txt" 2>&1)" artifact
+t_match "a failure prints the serial console up to the guest's init" "^vm: console: " "$out"
+t_run "the whole console log comes back, kernel boot included" \
+  grep -q -e "Linux version" -e "^rdmanet-vm: init" "$tmp/out/console.log"
+t_eq "the boot's kernel messages are not in the job's output" \
+  "$(grep -c "Linux version" <<<"$out")" 0
 
 start=$SECONDS
 out=$("$run" --topology "$minimal" --timeout 10 sleep 600 2>&1)
@@ -41,6 +47,31 @@ qemus_here() {
     [[ $(readlink "/proc/$p/cwd" 2>/dev/null) == "$tmp" ]] && echo "$p"
   done
 }
+t_eq "no qemu left behind" "$(qemus_here)" ""
+
+# The harness's hung boot, forced (RDMANET_VM_HANG_BOOTS: no init, and the kernel stays in its
+# panic): the first boot is given up after the bound, the second runs the job.
+start=$SECONDS
+out=$(RDMANET_VM_HANG_BOOTS=1 RDMANET_VM_BOOT_TIMEOUT=45 "$run" --topology "$minimal" \
+  --timeout 120 bash -c 'echo job-ran' 2>&1)
+rc=$?
+echo "$out"
+t_eq "a boot that hangs before init is retried and the job runs" "$rc" 0
+t_match "the hang is reported" "boot attempt 1: the guest did not reach userspace within 45s" "$out"
+t_match "with the tail of its serial console" "^vm: console: .*(Kernel panic|Unable to mount root)" \
+  "$out"
+t_match "the second boot is announced" "^vm: booting once more" "$out"
+t_match "the job ran on the second boot" "^job-ran$" "$out"
+t_run "both boots took $((SECONDS - start)) s, under the bound plus a timeout" \
+  test $((SECONDS - start)) -lt 165
+t_eq "no qemu left behind" "$(qemus_here)" ""
+
+out=$(RDMANET_VM_HANG_BOOTS=2 RDMANET_VM_BOOT_TIMEOUT=10 "$run" --topology "$minimal" \
+  --timeout 60 true 2>&1)
+rc=$?
+echo "$out"
+t_eq "two hung boots are a harness failure (125)" "$rc" 125
+t_match "saying so" "did not reach userspace in two boots" "$out"
 t_eq "no qemu left behind" "$(qemus_here)" ""
 
 echo 'vm_qemu_args=(-device no-such-device)' >bad.sh

@@ -1,11 +1,13 @@
 // libFuzzer target over everything the CNI parses from untrusted input: the netconf (for every
 // verb), CNI_ARGS, and results (prevResult, IPAM output) with their conversion to every
-// version. Invariants: no crash, no exception, and a result that parses re-parses to the same
-// value after conversion to 1.1.0.
+// version. Invariants: no crash, no exception; a netconf ADD accepts gives a state file that
+// DEL can read back (cni/limits.h); and a result that parses re-parses to the same value after
+// conversion to 1.1.0.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "cni/attachment_state.h"
 #include "cni/env.h"
 #include "cni/json_util.h"
 #include "cni/netconf.h"
@@ -19,9 +21,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)parseCniArgs(text);
   CniArgs args;
   args.mac = "02:00:00:00:00:01";
-  for (Command c :
-       {Command::kAdd, Command::kDel, Command::kCheck, Command::kGc, Command::kStatus}) {
+  for (Command c : {Command::kDel, Command::kCheck, Command::kGc, Command::kStatus}) {
     (void)parseNetConf(text, c, args);
+  }
+  if (auto conf = parseNetConf(text, Command::kAdd, args); conf.ok()) {
+    CniEnv env;
+    env.container_id = "c1";
+    env.ifname = "net1";
+    AttachmentState st = AttachmentState::forInvocation(env, *conf);
+    if (auto prev = parseResult(conf->prev_result); prev.ok())
+      st.result = resultToJson(*prev, "1.1.0");
+    if (!parseJson(dumpJson(st.toJson()), kStateLimits).ok()) __builtin_trap();
   }
   auto doc = parseJson(text);
   if (!doc.ok()) return 0;

@@ -1,0 +1,73 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # run.sh's variables, listed below
+# hack/vm/boot.sh: sourced by run.sh. One boot of the guest: QEMU's serial console goes to a log
+# ($console), which is relayed live from the line guest-init.sh prints first (everything with
+# --verbose or --interactive), and a boot that does not reach that line within $boot_timeout
+# seconds is a hung boot. Uses run.sh's variables (qemu, qemu_args, append, qemu_in, timeout,
+# boot_timeout, hang_boots, verbose, interactive, rundir) and sets pid/relay for its cleanup.
+
+# The first line of guest-init.sh: the guest reached its init.
+vm_marker='rdmanet-vm: init'
+console=
+printed_console=0
+
+# boot_guest ATTEMPT: boots, relays the console and waits for QEMU to end. Returns QEMU's exit
+# status (124 or 137 on timeout), or 200 when the guest did not reach init in time (QEMU is
+# killed then).
+boot_guest() {
+  local attempt=$1 extra='' deadline rc=0
+  # The self-test's hang: no init to run, so the kernel panics, and panic=0 keeps it there.
+  ((attempt <= hang_boots)) && extra=' rdinit=/rdmanet-vm-hang-on-purpose panic=0'
+  : >"$console"
+  rm -f "$rundir/rc"
+  # pdeathsig on both levels: if run.sh is killed outright (even SIGKILL), timeout and qemu die.
+  setpriv --pdeathsig KILL timeout --foreground -k 5 "$timeout" \
+    setpriv --pdeathsig KILL "$qemu" "${qemu_args[@]}" -append "$append$extra" \
+    <"$qemu_in" >"$console" \
+    2> >(grep --line-buffered -v -e 'should be prefixed with "opt/"' \
+      -e 'is not connected to host network' >&2) &
+  pid=$!
+  if ((verbose || interactive)); then
+    tail -s 0.1 -n +1 -f --pid="$pid" "$console" &
+  else
+    tail -s 0.1 -n +1 -f --pid="$pid" "$console" | sed -u "0,/^$vm_marker/d" &
+  fi
+  relay=$!
+  deadline=$((SECONDS + boot_timeout))
+  until grep -q "^$vm_marker" "$console"; do
+    kill -0 "$pid" 2>/dev/null || break # QEMU ended early: run.sh reports why
+    if ((SECONDS >= deadline)); then
+      kill "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      wait "$relay" 2>/dev/null
+      pid='' relay=''
+      return 200
+    fi
+    sleep 0.2
+  done
+  wait "$pid" || rc=$?
+  wait "$relay" 2>/dev/null
+  pid='' relay=''
+  return "$rc"
+}
+
+_console_lines() { tr -d '\r' | tail -n "${1:-40}" | sed 's/^/vm: console: /' >&2; }
+
+# report_hung_boot ATTEMPT: what a hung boot left on its console.
+report_hung_boot() {
+  echo "vm: boot attempt $1: the guest did not reach userspace within ${boot_timeout}s" \
+    "(no '$vm_marker' line); the last lines of its serial console:" >&2
+  _console_lines 40 <"$console"
+  printed_console=1
+}
+
+# print_console: on a failure, the console up to the guest's init (the rest was relayed live),
+# once.
+print_console() {
+  [[ -n $console && -s $console ]] || return 0
+  ((printed_console == 0)) || return 0
+  printed_console=1
+  echo "vm: the serial console up to the guest's init (last 40 lines; RDMANET_VM_OUT_DIR gets" \
+    "the whole log):" >&2
+  sed -n "1,/^$vm_marker/p" "$console" | _console_lines 40
+}

@@ -1,0 +1,123 @@
+// Held files (cni/held_file.h): temp and lock files that exist only while their process holds
+// them, and the sweep that removes the ones whose process died. A "crashed" holder is a child
+// process that takes the file and SIGKILLs itself, as the kernel would leave it.
+#include "cni/held_file.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "cni/device_lock.h"
+#include "cni/state_store.h"
+#include "tests/simnode/temp_dir.h"
+
+namespace rdmanet::cni {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Takes `path` in a child process that then dies by SIGKILL, holding it.
+void leaveBehindByACrash(const fs::path& path) {
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto h = holdFile(path, HoldMode::kCreateWait);
+    if (h.ok() && h->fd >= 0) (void)::write(h->fd, "partial", 7);
+    ::raise(SIGKILL);
+    ::_exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  ASSERT_TRUE(fs::exists(path));
+}
+
+std::vector<std::string> namesIn(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class HeldFileTest : public ::testing::Test {
+ protected:
+  sim::TempDir tmp_{"rdmanet-held"};
+  fs::path dir() const { return tmp_.path(); }
+};
+
+TEST_F(HeldFileTest, TheSweepRemovesTempFilesOfDeadWritersOnly) {
+  leaveBehindByACrash(tempPathFor(dir() / "c1_net1.json"));
+  // A write in progress in this process (another open file description: flock conflicts).
+  auto live = holdFile(tempPathFor(dir() / "c2_net1.json").string() + "0", HoldMode::kCreateWait);
+  ASSERT_TRUE(live.ok() && live->fd >= 0);
+  std::ofstream(dir() / "c3_net1.json") << "{}";       // a state file
+  std::ofstream(dir() / "other.json.tmp.123") << "x";  // not one of ours
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 1);
+  EXPECT_EQ(namesIn(dir()), (std::vector<std::string>{
+                                "c2_net1.json.rdmanet-tmp." + std::to_string(::getpid()) + "0",
+                                "c3_net1.json", "other.json.tmp.123"}));
+  ::close(live->fd);
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 1);
+  EXPECT_EQ(sweepUnheld(dir() / "missing", Transient::kTemp), 0);
+}
+
+TEST_F(HeldFileTest, AnAtomicWriteLeavesOnlyItsTargetAndTakesOverADeadWritersTempFile) {
+  leaveBehindByACrash(tempPathFor(dir() / "doc.json"));  // as if a process with our PID died
+  ASSERT_TRUE(writeFileAtomic(dir() / "doc.json", "{\"a\":1}").ok());
+  EXPECT_EQ(namesIn(dir()), std::vector<std::string>{"doc.json"});
+  std::ifstream in(dir() / "doc.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{\"a\":1}");
+  EXPECT_EQ(fs::status(dir() / "doc.json").permissions() & fs::perms::mask,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(HeldFileTest, ALockFileLastsAsLongAsItsHolder) {
+  const fs::path p = dir() / "dev-x.lock";
+  {
+    auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+    ASSERT_TRUE(lock.ok());
+    EXPECT_TRUE(fs::exists(p));
+    EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 0);  // held: kept
+    // A second locker waits on it, and gets a fresh lock once the holder is gone.
+    EXPECT_EQ(DeviceLock::acquire(p, std::chrono::milliseconds(20)).error().code,
+              ErrorCode::kTryAgainLater);
+  }
+  EXPECT_FALSE(fs::exists(p));
+  leaveBehindByACrash(p);
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 0);  // a lock is not a temp file
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 1);
+  EXPECT_FALSE(fs::exists(p));
+}
+
+TEST_F(HeldFileTest, ALockerWhoseFileIsSweptUnderItTakesAFreshOne) {
+  const fs::path p = dir() / "dev-y.lock";
+  leaveBehindByACrash(p);
+  // The sweep and a new locker race: whichever order, the locker ends up holding the file the
+  // path names, and the next sweep leaves it alone.
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 1);
+  auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+  ASSERT_TRUE(lock.ok());
+  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 0);
+  EXPECT_TRUE(fs::exists(p));
+}
+
+TEST_F(HeldFileTest, TheStoreSweepsEveryOneOfItsDirectories) {
+  StateStore store(dir() / "state");
+  ASSERT_TRUE(store.ensure().ok());
+  leaveBehindByACrash(tempPathFor(store.dir() / "c1_net1.json"));
+  leaveBehindByACrash(tempPathFor(store.dir() / "vlan/ens1f0.100.json"));
+  leaveBehindByACrash(tempPathFor(store.dir() / "ipam/host-local.json"));
+  leaveBehindByACrash(store.lockPath("dev-0000_81_10.0"));
+  EXPECT_EQ(store.sweepStale(), 4);
+  for (const char* sub : {"", "vlan", "ipam", "locks"}) {
+    EXPECT_TRUE(namesIn(store.dir() / sub).empty() || std::string(sub).empty()) << sub;
+  }
+  EXPECT_EQ(namesIn(store.dir()), (std::vector<std::string>{"ipam", "locks", "vlan"}));
+}
+
+}  // namespace
+}  // namespace rdmanet::cni
