@@ -29,7 +29,7 @@ die() {
 }
 
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' manifests/helm/rdmanet/Chart.yaml)
-tag=rdmanet:$version out= rootfs_only=
+tag=rdmanet:$version out='' rootfs_only=''
 while (($#)); do
   case $1 in
     --tag) tag=${2:?--tag needs NAME:TAG} && shift 2 ;;

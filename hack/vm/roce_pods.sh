@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034,SC2015 # ROCE_* are read by the sourcing scripts
 # RoCE v2 traffic between two pods in the VM, with Soft-RoCE. Guest scripts source it after
 # lib.sh:
 #
@@ -41,15 +41,15 @@ ROCE_POD_IP_A=192.168.77.1 ROCE_POD_IP_B=192.168.77.2
 ROCE_IP_A=192.168.78.1 ROCE_IP_B=192.168.78.2
 ROCE_DEV_A=rxsa ROCE_DEV_B=rxsb
 _roce_slave_a=rsla _roce_slave_b=rslb _roce_table_a=177 _roce_table_b=178
-_roce_work= _roce_linked=0 _roce_cni_bin=
+_roce_work='' _roce_linked=0 _roce_cni_bin=''
 
 _roce_err() { echo "roce_pods: $*" >&2; }
 
 # roce_gid_index DEV IPV4: the index of DEV's RoCE v2 GID for IPV4 (::ffff:a.b.c.d).
 roce_gid_index() {
-  local want g
-  # shellcheck disable=SC2046 # four octets
-  want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' $(tr . ' ' <<<"$2"))
+  local want g a b c d
+  IFS=. read -r a b c d <<<"$2"
+  printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d"
   for g in /sys/class/infiniband/"$1"/ports/1/gids/*; do
     [[ $(<"$g") == "$want" &&
       $(<"/sys/class/infiniband/$1/ports/1/gid_attrs/types/${g##*/}") == "RoCE v2" ]] || continue

@@ -24,7 +24,7 @@ if ! roce_pods_up "$cni_bin" 3; then
 fi
 in_pod() { # NS DEV IP ARGS...: the script as that pod's container runs it
   ip netns exec "$1" env NCCL_IB_HCA="=$2" PREFLIGHT_IP="$3" PREFLIGHT_PORT=18600 \
-    PREFLIGHT_BW_ARGS="-s 65536 -n 300" ${PERCENT:+PREFLIGHT_BW_PERCENT=$PERCENT} \
+    PREFLIGHT_BW_ARGS="-s 65536 -n 300 -u 20" ${PERCENT:+PREFLIGHT_BW_PERCENT=$PERCENT} \
     timeout 120 bash "$script" "${@:4}"
 }
 
