@@ -63,7 +63,7 @@ fs::path tempPathFor(const fs::path& path) {
   return path.string() + fmt::format("{}{}", kTempMarker, ::getpid());
 }
 
-Status writeFileAtomic(const fs::path& path, const std::string& data) {
+Status writeFileAtomic(const fs::path& path, const std::string& data, mode_t mode) {
   const fs::path tmp = tempPathFor(path);
   RDMANET_ASSIGN_OR_RETURN(const Hold h, holdFile(tmp, HoldMode::kCreateWait));
   const int fd = h.fd;
@@ -87,11 +87,11 @@ Status writeFileAtomic(const fs::path& path, const std::string& data) {
     }
     off += static_cast<size_t>(n);
   }
-  // fchmod: the umask may have taken bits from 0600. No fsync: the rename makes the update
+  // fchmod: the umask may have taken bits from `mode`. No fsync: the rename makes the update
   // atomic for readers and survives a crash of the plugin; what a power loss could lose (state
   // of attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk
   // flush on every pod start.
-  if (::fchmod(fd, 0600) != 0) return fail(errno, "cannot chmod " + tmp.string());
+  if (::fchmod(fd, mode) != 0) return fail(errno, "cannot chmod " + tmp.string());
   // Renamed while still held, so no sweep can take the temp file from under the rename.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     return fail(errno, "cannot rename to " + path.string());

@@ -15,6 +15,8 @@
 // on the creator's side: after taking the flock it checks that the path still names the inode
 // it locked, and starts again otherwise (holdFile).
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 
@@ -41,7 +43,8 @@ Result<Hold> holdFile(const std::filesystem::path& path, HoldMode mode);
 // Writes `data` to `path` atomically with mode 0600: a held temp file beside it
 // (tempPathFor(path)), written, fchmod'ed and renamed over `path`. A reader sees the old or the
 // new file whole. Error 5 on failure; the temp file is removed.
-Status writeFileAtomic(const std::filesystem::path& path, const std::string& data);
+Status writeFileAtomic(const std::filesystem::path& path, const std::string& data,
+                       mode_t mode = 0600);
 // "<dir>/<name>.rdmanet-tmp.<pid>": the name is ours alone even in a shared directory (the
 // device-info directory), so a sweep there never touches another program's files.
 std::filesystem::path tempPathFor(const std::filesystem::path& path);

@@ -13,6 +13,8 @@
 // Container ids and ifnames are validated before they get here (env.h), so they are safe file
 // name parts. All failures are error 5 (state directory I/O).
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>

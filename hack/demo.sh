@@ -9,7 +9,8 @@
 #  3. the node doctor's checklist and NIC x GPU matrix;
 #  4. rdmanet-device-plugin with a pools config, registered with a stand-in kubelet;
 #  5. two pods on NUMA 0 and 1: GetPreferredAllocation, Allocate, then CNI ADD of the device;
-#  6. jumbo ping between the pods, the lossless PCP on the wire, the PF's VF table;
+#  6. jumbo ping between the pods, the lossless PCP on the wire, the PF's VF table; RDMA writes
+#     (ib_write_bw) between the pods, every RoCE v2 frame on the wire tagged with the priority;
 #  7. a link down and up, seen by kubelet as Unhealthy then Healthy;
 #  8. CNI DEL, and every VF back as it was.
 # Exits 0 only if every step checked out (N/A: not possible on this path, and said why).
@@ -106,7 +107,7 @@ fi
 
 # --- summary --------------------------------------------------------------------------------------
 steps=(build node doctor device-plugin pod-a pod-b ping-jumbo pcp-capture vf-settings
-  health-down health-up vf-restore)
+  rdma-traffic health-down health-up vf-restore)
 declare -A status detail
 while IFS=$'\t' read -r k s d; do
   status[$k]=$s detail[$k]=$d

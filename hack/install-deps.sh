@@ -19,13 +19,16 @@ want_build=(
 # (hack/vm: busybox-static for the initramfs and guest modprobe, xz-utils to unpack the kernel,
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
-# the fake kubelet's JSON events; strace kills the CNI plugin at each syscall in the crash test).
+# the fake kubelet's JSON events; strace kills the CNI plugin at each syscall in the crash test;
+# perftest and rdmacm-utils for RDMA traffic between pods in the VM; mmdebstrap, podman and runc
+# build and run the container image, hack/image.sh; shellcheck and clang-tidy for the lint label).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc strace
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq
+  jq perftest rdmacm-utils
+  mmdebstrap podman runc
   shellcheck clang-tidy
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.

@@ -10,7 +10,8 @@
 source "$(dirname "${BASH_SOURCE[0]}")/kubelet.sh"
 
 # demo_pools_json SELECTOR: the device plugin config of the story, one VF pool with the lossless
-# priority, whose selector (a JSON object) is the platform's (plat_pools_json).
+# priority and a pod info directory, whose selector (a JSON object) is the platform's
+# (plat_pools_json).
 demo_pools_json() {
   cat <<EOF
 {
@@ -20,6 +21,7 @@ demo_pools_json() {
       "mode": "vf",
       "preferredAllocation": "gpu-near",
       "lossless": {"priority": 3, "dscp": 26},
+      "podInfoDir": "$DEMO_WORK/pod-info",
       "selectors": [$1]
     }
   ]

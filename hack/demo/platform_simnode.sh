@@ -47,10 +47,11 @@ plat_pools_json() { demo_pools_json '{"vendors": ["15b3"], "devices": ["101e"], 
 
 # plat_netconf DEVICE_ID ADDRESS DEVINFO_FILE: the pod network's netconf, as Multus passes it.
 plat_netconf() {
-  jq -n --arg dev "$1" --arg ip "$2" --arg info "$3" '{
+  jq -n --arg dev "$1" --arg ip "$2" --arg info "$3" --arg pi "$DEMO_WORK/pod-info" '{
     cniVersion: "1.1.0", name: "rdma-net", type: "rdmanet", mode: "host-device",
     deviceID: $dev, mtu: 9000, lossless: {priority: 3, check: "warn"},
-    ipam: {type: "static", addresses: [{address: $ip}]},
+    podInfoDir: $pi, ipam: {type: "static", addresses: [{address: $ip}]},
+    capabilities: {deviceID: true, CNIDeviceInfoFile: true}, pciBusID: $dev,
     runtimeConfig: {deviceID: $dev, CNIDeviceInfoFile: $info}}'
 }
 plat_netconf_note() {
@@ -65,6 +66,10 @@ plat_wait_pod_carrier() { demo_poll 10 bash -c "ip -n $1 -o link show eth1 | gre
 
 plat_capture() {
   PLAT_NA="this kernel has no VLAN: no PCP on the wire to capture (the VM path shows it)"
+  return 2
+}
+plat_rdma_traffic() {
+  PLAT_NA="this kernel has no RDMA (no rdma_rxe) and no VLAN: the VM path runs ib_write_bw"
   return 2
 }
 plat_vf_settings() {

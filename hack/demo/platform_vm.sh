@@ -71,10 +71,11 @@ plat_pools_json() { demo_pools_json '{"drivers": ["igbvf"]}'; }
 
 # plat_netconf DEVICE_ID ADDRESS DEVINFO_FILE: the pod network's netconf, as Multus passes it.
 plat_netconf() {
-  jq -n --arg dev "$1" --arg ip "$2" --arg info "$3" '{
+  jq -n --arg dev "$1" --arg ip "$2" --arg info "$3" --arg pi "$DEMO_WORK/pod-info" '{
     cniVersion: "1.1.0", name: "rdma-net", type: "rdmanet", mode: "sriov",
     deviceID: $dev, vlan: 100, mtu: 9000, lossless: {priority: 3, check: "warn"},
-    ipam: {type: "static", addresses: [{address: $ip}]},
+    podInfoDir: $pi, ipam: {type: "static", addresses: [{address: $ip}]},
+    capabilities: {deviceID: true, CNIDeviceInfoFile: true}, pciBusID: $dev,
     runtimeConfig: {deviceID: $dev, CNIDeviceInfoFile: $info}}'
 }
 plat_netconf_note() {
@@ -102,6 +103,55 @@ plat_capture() {
 ' "$1"
   grep -m 2 'vlan 100' "$cap" | cut -c 17-175 | sed 's/^/  /'
   grep -q 'vlan 100, p 3' "$cap"
+}
+
+# _bw_run NS_A NS_B POD_IP_B ITERATIONS: one ib_write_bw from pod a to pod b (server in pod b),
+# 64 KiB writes; its client output in $out, its exit code returned. -u 17: a 0.5 s QP timeout
+# (perftest's 67 ms default is short for Soft-RoCE on a loaded TCG).
+_bw_run() {
+  local server rc=0
+  ip netns exec "$2" timeout 240 ib_write_bw -d "$ROCE_DEV_B" -x "$ROCE_GID_B" -s 65536 -n "$4" \
+    -u 17 --report_gbits >"$DEMO_WORK/bw-server.txt" 2>&1 &
+  server=$!
+  roce_wait_tcp "$2" 18515 || rc=1
+  ${_bw_cap:+roce_capture_start "$_bw_cap" "$_bw_pf"}
+  out=$(ip netns exec "$1" timeout 240 ib_write_bw -d "$ROCE_DEV_A" -x "$ROCE_GID_A" -s 65536 \
+    -n "$4" -u 17 --report_gbits "$3" 2>&1) || rc=1
+  wait "$server" || rc=1
+  roce_capture_stop
+  return "$rc"
+}
+
+# plat_rdma_traffic NS_A NS_B POD_IP_B PEER_PF: ib_write_bw from pod a to pod b over Soft-RoCE in
+# the VM harness's arrangement (hack/vm/roce_pods.sh: an ipvlan slave of each pod's VF in the
+# initial netns carries the rxe, since rxe cannot send for a pod's netns on this kernel), then a
+# second, shorter run under a capture on pod b's PF. The figure comes from the first run: the
+# capture's broadcast-neighbour trick floods every function of both ports with the frames, which
+# can stall a transfer on a loaded TCG; the second run shows the tags. Sets PLAT_RDMA_DETAIL.
+plat_rdma_traffic() {
+  # shellcheck source=hack/vm/roce_pods.sh
+  source "$RDMANET_VM_DIR/roce_pods.sh"
+  local cap=$DEMO_WORK/roce-capture.txt out bw total tagged ok=1
+  PLAT_RDMA_DETAIL="Soft-RoCE over the pods' VFs could not be set up"
+  roce_link "$1" eth1 "$2" eth1 || { roce_unlink && return 1; }
+  say "Soft-RoCE $ROCE_DEV_A on an ipvlan slave of pod a's VF, $ROCE_DEV_B on pod b's: frames"
+  say "leave through the VFs, so the VF's vlan 100 qos 3 applies (REFERENCE.md, hack/vm/roce_pods.sh)"
+  printf '$ ip netns exec %s ib_write_bw -d %s -x %s -s 65536 -n 200 -u 17 --report_gbits %s\n' \
+    "$1" "$ROCE_DEV_A" "$ROCE_GID_A" "$3"
+  _bw_cap='' _bw_run "$1" "$2" "$3" 200 || ok=0
+  grep -E '^ *#bytes|^ *65536' <<<"$out" | sed 's/^ */  /'
+  ((ok)) || { tail -n 4 <<<"$out" && tail -n 4 "$DEMO_WORK/bw-server.txt"; } | sed 's/^/  /'
+  bw=$(awk '$1 == 65536 && $2 == 200 { print $4 }' <<<"$out")
+  say "again (50 writes) under a capture on $4, the sender's neighbour entry for pod b broadcast:"
+  _bw_cap=$cap _bw_pf=$4 _bw_run "$1" "$2" "$3" 50 ||
+    say "(that run did not finish: the broadcast copies stall Soft-RoCE on a loaded TCG)"
+  total=$(grep -c '\.4791: UDP' "$cap")
+  tagged=$(grep -c 'vlan 100, p 3, .*\.4791: UDP' "$cap")
+  printf '$ tcpdump -p -e -n -i %s udp port 4791   (%s frames)\n' "$4" "$total"
+  grep -m 2 '4791: UDP' "$cap" | cut -c 17-200 | sed 's/^/  /'
+  roce_unlink
+  PLAT_RDMA_DETAIL="ib_write_bw ${bw:-?} Gbit/s (TCG); $tagged of $total RoCE v2 frames on $4 tagged vlan 100, p 3"
+  ((ok)) && [[ -n $bw ]] && ((total > 0 && tagged == total))
 }
 
 # plat_vf_settings PF VF_INDEX: the PF's view of the VF (ip -d link show PF).

@@ -8,13 +8,15 @@ POD_NAMES=()
 
 pod_ns() { echo "rdmanet-demo-$1"; }
 
-# cni CMD POD CONF: runs the rdmanet binary as a runtime (via Multus) does; prints its stdout.
+# cni CMD POD CONF: runs the rdmanet binary as a runtime via Multus v4.1.4 does (Multus's own
+# CNI_ARGS keys, then the runtime's: each twice); prints its stdout.
 cni() {
   mkdir -p "$DEMO_WORK/cni-bin"
   ln -sf "$RDMANET_DEMO_BIN_CNI" "$DEMO_WORK/cni-bin/rdmanet"
+  local args="K8S_POD_NAMESPACE=default;K8S_POD_NAME=train-$2;K8S_POD_INFRA_CONTAINER_ID=demo-$2"
   CNI_COMMAND=$1 CNI_CONTAINERID=demo-$2 CNI_NETNS=/var/run/netns/$(pod_ns "$2") CNI_IFNAME=eth1 \
     CNI_PATH=$DEMO_WORK/cni-bin:/usr/lib/cni \
-    CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=train-$2;K8S_POD_INFRA_CONTAINER_ID=demo-$2" \
+    CNI_ARGS="IgnoreUnknown=true;$args;IgnoreUnknown=1;$args" \
     RDMANET_STATE_DIR=$DEMO_WORK/cni-state RDMANET_SYSFS_ROOT=$plat_root \
     "$DEMO_WORK/cni-bin/rdmanet" <<<"$3" 2>>"$DEMO_WORK/cni.log"
 }
@@ -78,12 +80,25 @@ schedule_pod() {
   run_show -n 2 ip -n "$ns" -br addr show eth1
   printf '$ cat %s   (the device-info file)\n' "$info"
   jq -c . "$info" 2>&1 | sed 's/^/  /'
+  # What the training container reads: Allocate's mount of the device's pod info directory.
+  local mount
+  mount=$(jq -c '.responses[0].mounts[0] // empty' <<<"$alloc")
+  if [[ -n $mount ]]; then
+    say "Allocate mounted $(jq -r .host_path <<<"$mount") at $(jq -r .container_path <<<"$mount")" \
+      "(read-only); the container reads there what only the CNI knows:"
+    printf '$ cat %s/rdmanet.env   (in the container)\n' "$(jq -r .container_path <<<"$mount")"
+    sed 's/^/  /' "$(jq -r .host_path <<<"$mount")/rdmanet.env" 2>&1
+    grep -q '^NCCL_IB_GID_INDEX=' "$(jq -r .host_path <<<"$mount")/rdmanet.env" 2>/dev/null ||
+      say "no NCCL_IB_GID_INDEX: this node's RDMA device has no GID for the pod's address (a real" \
+        "VF's does once eth1 has it; tests/cni/multus_chain.sh shows the line)"
+  fi
   local mtu got
   mtu=$(ip -n "$ns" -j link show eth1 | jq '.[0].mtu')
   got=$(ip -n "$ns" -j addr show eth1 | jq -r '.[0].addr_info[] | select(.family == "inet") | .local')
   if [[ $mtu == 9000 && $got == "${addr%/*}" ]] &&
-    [[ $(jq -r '.pci."pci-address"' "$info" 2>/dev/null) == "$id" ]]; then
-    record "pod-$pod" PASS "$id on NUMA $numa -> eth1 $addr mtu 9000, device-info written"
+    [[ $(jq -r '.pci."pci-address"' "$info" 2>/dev/null) == "$id" ]] &&
+    grep -qx "RDMANET_IP=${addr%/*}" "$DEMO_WORK/pod-info/$id/rdmanet.env" 2>/dev/null; then
+    record "pod-$pod" PASS "$id on NUMA $numa -> eth1 $addr mtu 9000, device-info and pod info written"
   else
     record "pod-$pod" FAIL "eth1 mtu '$mtu' ip '$got', device-info $(test -f "$info" && echo ok || echo missing)"
   fi
@@ -113,6 +128,16 @@ show_it_works() {
   plat_vf_settings "$pf_a" "$idx"
   record_platform_step vf-settings $? "$pf_a vf $idx: vlan 100, qos 3" \
     "$pf_a vf $idx lacks vlan 100, qos 3"
+}
+
+# rdma_traffic: RDMA writes from pod a to pod b, captured on pod b's PF (the platform's part).
+rdma_traffic() {
+  if [[ -z ${POD_ID[a]:-} || -z ${POD_ID[b]:-} ]]; then
+    record rdma-traffic FAIL "the pods were not both created"
+    return 1
+  fi
+  plat_rdma_traffic rdmanet-demo-a rdmanet-demo-b "${POD_ADDR[b]}" "$(pf_of_vf "${POD_ID[b]}")"
+  record_platform_step rdma-traffic $? "${PLAT_RDMA_DETAIL:-}" "${PLAT_RDMA_DETAIL:-}"
 }
 
 # health_flip: pod a's PF goes down and up; kubelet's ListAndWatch stream shows it.
@@ -163,6 +188,7 @@ delete_pods() {
     cni DEL "$pod" "${POD_CONF[$pod]}" >/dev/null || ok=0
     ip netns del "$(pod_ns "$pod")"
     [[ -e $DEMO_WORK/devinfo/cni/$pod-eth1.json ]] && ok=0
+    [[ -e $DEMO_WORK/pod-info/${POD_ID[$pod]}/rdmanet.env ]] && ok=0
   done
   POD_NAMES=()
   # A VF comes back before DEL returns, but its sysfs/netlink view may settle a moment later.
@@ -179,7 +205,7 @@ delete_pods() {
   fi
   plat_after_del_note
   if ((ok)) && [[ $before == "$after" ]]; then
-    record vf-restore PASS "DEL ok, device-info files removed, every VF as before"
+    record vf-restore PASS "DEL ok, device-info and pod info files removed, every VF as before"
   else
     record vf-restore FAIL "DEL failed or a VF differs (see the diff)"
   fi

@@ -110,6 +110,9 @@ schedule_pod b 1 10.56.0.2/24
 section "6. Does it work? Jumbo ping, the lossless PCP on the wire, the PF's VF table"
 show_it_works
 
+section "6b. RDMA traffic carries the lossless priority: ib_write_bw between the pods"
+rdma_traffic
+
 # --- 7. health ------------------------------------------------------------------------------------
 section "7. A link goes down: kubelet sees Unhealthy devices, then Healthy again"
 health_flip

@@ -16,7 +16,7 @@ no() {
 ((rc == 0)) || no "hack/demo.sh --quiet exited $rc"
 grep -qE '^rdmanet demo summary: (vm|simnode)' <<<"$out" || no "no summary header"
 grep -qE '^  STEP +RESULT +DETAIL' <<<"$out" || no "no table header"
-for step in build node doctor device-plugin pod-a pod-b ping-jumbo pcp-capture vf-settings \
+for step in build node doctor device-plugin pod-a pod-b ping-jumbo pcp-capture vf-settings rdma-traffic \
   health-down health-up vf-restore; do
   grep -qE "^  $step +(PASS|N/A) " <<<"$out" || no "step $step is not PASS or N/A"
 done
