@@ -98,6 +98,7 @@ extract_vmlinux() {
     magic=${f%%|*}
     tool=${f#*|}
     command -v "${tool%% *}" >/dev/null || continue
+    # shellcheck disable=SC2013 # byte offsets, one number each
     for off in $(LC_ALL=C grep -aboUP "$magic" "$in" | cut -d: -f1); do
       tail -c +$((off + 1)) "$in" | $tool >"$out" 2>/dev/null || true
       if [[ $(head -c4 "$out" | od -An -tx1 | tr -d ' \n') == 7f454c46 ]]; then

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the manifest tests. Finds the repo, the chart and the tools installed by
 # hack/install-helm.sh, and gives each test its own temp dir.
 #
@@ -9,7 +10,9 @@ set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 chart=$repo/manifests/helm/rdmanet
 values_dir=$repo/manifests/values
+# shellcheck disable=SC2034 # read by the sourcing tests
 examples_dir=$repo/manifests/examples
+# shellcheck disable=SC2034
 tests_dir=$repo/tests/manifests
 tools=${RDMANET_TOOLS_DIR:-/opt/rdmanet-tools}
 helm=$tools/bin/helm
