@@ -26,7 +26,7 @@ want_test=(
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq
+  jq openssl
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

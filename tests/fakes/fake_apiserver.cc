@@ -23,7 +23,8 @@ std::string toolsDir() {
 
 }  // namespace
 
-FakeApiServer::FakeApiServer(std::vector<std::string> tokens) {
+FakeApiServer::FakeApiServer(std::vector<std::string> tokens, std::string tls_dir)
+    : tls_(!tls_dir.empty()), tls_dir_(std::move(tls_dir)) {
   const auto models =
       std::filesystem::path(toolsDir()) / "node/node_modules/kubernetes-models-5/package.json";
   if (!std::filesystem::exists(models)) {
@@ -39,6 +40,10 @@ FakeApiServer::FakeApiServer(std::vector<std::string> tokens) {
   for (const auto& t : tokens) {
     args.push_back("--token");
     args.push_back(t);
+  }
+  if (tls_) {
+    args.push_back("--tls-dir");
+    args.push_back(tls_dir_);
   }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -89,6 +94,7 @@ FakeApiServer::~FakeApiServer() {
 kube::KubeConfig FakeApiServer::config() const {
   kube::KubeConfig c;
   c.server = url();
+  if (tls_) c.ca_file = tls_dir_ + "/ca.crt";
   return c;
 }
 

@@ -16,17 +16,21 @@ namespace rdmanet::testing {
 
 class FakeApiServer {
  public:
-  // Starts the server with these accepted bearer tokens (none: no authentication). Check ok()
-  // afterwards; error() says why it could not start (no node, no kubernetes-models 5.1.0).
-  explicit FakeApiServer(std::vector<std::string> tokens = {});
+  // Starts the server with these accepted bearer tokens (none: no authentication). With a
+  // tls_dir (server.crt, server.key, ca.crt) it serves HTTPS and also accepts client
+  // certificates signed by ca.crt. Check ok() afterwards; error() says why it could not start
+  // (no node, no kubernetes-models 5.1.0).
+  explicit FakeApiServer(std::vector<std::string> tokens = {}, std::string tls_dir = {});
   ~FakeApiServer();
   FakeApiServer(const FakeApiServer&) = delete;
   FakeApiServer& operator=(const FakeApiServer&) = delete;
 
   bool ok() const { return pid_ > 0 && port_ > 0; }
   const std::string& error() const { return error_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  // A KubeConfig pointing at it (plain HTTP, no credentials).
+  std::string url() const {
+    return (tls_ ? "https://127.0.0.1:" : "http://127.0.0.1:") + std::to_string(port_);
+  }
+  // A KubeConfig pointing at it (no credentials; over TLS, trusting its ca.crt).
   kube::KubeConfig config() const;
 
   // Test controls (see apiserver.mjs): the next `count` requests matching method/path fail with
@@ -37,13 +41,15 @@ class FakeApiServer {
   void setTokens(const std::vector<std::string>& tokens);
   // {"requests":{"GET":n,...},"writes":n}
   nlohmann::json stats();
-  // Creates a Node and returns its uid.
+  // Creates a Node and returns its uid (plain HTTP, or with a token the server accepts).
   std::string createNode(const std::string& name);
 
  private:
   void control(const std::string& path, const nlohmann::json& body);
 
   pid_t pid_ = -1;
+  bool tls_ = false;
+  std::string tls_dir_;
   int port_ = 0;
   std::string error_;
 };

@@ -1,7 +1,11 @@
 // A stand-in Kubernetes API server for rdmanet's DRA tests: plain HTTP on loopback, a random
 // port, the real REST shapes for the three resources the driver touches.
 //
-//   node apiserver.mjs [--token T]...     prints {"port":N} on stdout once listening
+//   node apiserver.mjs [--token T]... [--tls-dir D]   prints {"port":N} once listening
+//
+// Plain HTTP by default. With --tls-dir (holding server.crt, server.key and ca.crt) it serves
+// HTTPS and, like the real server, authenticates a client by a certificate signed by ca.crt or by
+// a bearer token.
 //
 // Served like the real one:
 //   /api/v1/nodes[/NAME]                                         GET, list, POST, PUT, DELETE
@@ -19,7 +23,8 @@
 // - feature gate DRADeviceTaints (on by default here): when off, device taints are dropped
 //   before validation and storage, as the real server drops disabled fields; when on, taints
 //   get timeAdded if unset;
-// - bearer tokens: when any are configured, a request without one of them is 401.
+// - authentication: when tokens are configured, or over TLS, a request without one of the
+//   tokens (or, over TLS, a verified client certificate) is 401.
 // Test controls (not Kubernetes API):
 //   POST /_control/faults  {"method":"PUT","path":"/apis/...","status":409|500|...,
 //                           "hang_ms":N,"count":1}   the next matching requests fail with that
@@ -28,7 +33,9 @@
 //   POST /_control/gates   {"DRADeviceTaints":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import crypto from 'node:crypto';
 import {loadSchema, validateSlice, isDnsSubdomain} from './validate_slice.mjs';
 
@@ -46,8 +53,10 @@ let faults = [];
 const gates = {DRADeviceTaints: true};
 let tokens = [];
 const stats = {requests: {}, writes: 0};
+let tlsDir = '';
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === '--token') tokens.push(process.argv[++i]);
+  if (process.argv[i] === '--tls-dir') tlsDir = process.argv[++i];
 }
 
 function status(res, code, reason, message, details) {
@@ -258,7 +267,7 @@ const kReasons = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404:
   504: 'Timeout'};
 
 await loadSchema();
-const server = http.createServer((req, res) => {
+const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -266,9 +275,12 @@ const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname.startsWith('/_control/')) return handleControl(req, res, url, body);
     stats.requests[req.method] = (stats.requests[req.method] || 0) + 1;
-    if (tokens.length) {
+    if (tokens.length || tlsDir) {
       const auth = req.headers.authorization || '';
-      if (!tokens.some((t) => auth === `Bearer ${t}`)) return status(res, 401, 'Unauthorized', 'Unauthorized');
+      const byCert = tlsDir !== '' && req.socket.authorized === true;
+      if (!byCert && !tokens.some((t) => auth === `Bearer ${t}`)) {
+        return status(res, 401, 'Unauthorized', 'Unauthorized');
+      }
     }
     const f = takeFault(req, url);
     if (f && f.hang_ms) {
@@ -285,7 +297,16 @@ const server = http.createServer((req, res) => {
       status(res, 500, 'InternalError', `stand-in API server bug: ${e.stack}`);
     }
   });
-});
+};
+const server = tlsDir ?
+  https.createServer({
+    key: fs.readFileSync(`${tlsDir}/server.key`),
+    cert: fs.readFileSync(`${tlsDir}/server.crt`),
+    ca: fs.readFileSync(`${tlsDir}/ca.crt`),
+    requestCert: true,
+    rejectUnauthorized: false,  // a client without a certificate may still use a token
+  }, handler) :
+  http.createServer(handler);
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({port: server.address().port}) + '\n');
