@@ -7,6 +7,7 @@
 
 #include "common/kube/api_error.h"
 #include "common/kube/names.h"
+#include "deviceplugin/dra/api_paths.h"
 
 namespace rdmanet::dra {
 namespace {
@@ -83,7 +84,8 @@ SlicePublisher::SlicePublisher(kube::KubeClient& client, PublisherOptions option
 
 Status SlicePublisher::ensureNodeUid() {
   if (!owner_.node_uid.empty()) return okStatus();
-  auto node = client_.get("/api/v1/nodes/" + owner_.node_name);
+  RDMANET_ASSIGN_OR_RETURN(std::string path, nodePath(owner_.node_name));
+  auto node = client_.get(path);
   if (!node.ok()) {
     return node.error().context(
         fmt::format("looking up Node {} (the owner of its ResourceSlices)", owner_.node_name));
