@@ -180,13 +180,18 @@ function handleApi(req, res, url, body) {
     return status(res, 400, 'BadRequest', 'the body is not an object');
   }
   obj.metadata = obj.metadata || {};
+  // Like the real decoder, a body without TypeMeta takes the endpoint's; a different one is refused.
+  obj.kind = obj.kind || k.kind;
+  obj.apiVersion = obj.apiVersion || k.apiVersion;
   if (obj.kind !== k.kind || obj.apiVersion !== k.apiVersion) {
     return status(res, 400, 'BadRequest', `expected ${k.apiVersion} ${k.kind}, got ${obj.apiVersion} ${obj.kind}`);
   }
   if (r.ns) obj.metadata.namespace = r.ns;
   if (req.method === 'POST' && !r.name) {
     if (!obj.metadata.name && obj.metadata.generateName) {
-      obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString('hex').slice(0, 5);
+      // As apiserver's SimpleNameGenerator: the base is cut to 58, then 5 random characters.
+      obj.metadata.name = obj.metadata.generateName.slice(0, 58) +
+          crypto.randomBytes(3).toString('hex').slice(0, 5);
     }
     const name = obj.metadata.name || '';
     if (r.resource !== 'resourceslices' && !isDnsSubdomain(name)) {
