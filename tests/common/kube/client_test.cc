@@ -153,6 +153,7 @@ TEST_F(ClientTest, ErrorStatusesAreDistinguishable) {
           << "status " << k.status << " vs predicate for " << other.status;
     }
     EXPECT_FALSE(isNoAnswer(r.error()));
+    EXPECT_FALSE(hint(r.error()).empty()) << k.status;
     EXPECT_NE(r.error().msg.find("injected " + std::to_string(k.status)), std::string::npos)
         << "the Status message is carried: " << r.error().msg;
   }
@@ -224,6 +225,7 @@ TEST_F(ClientTest, RefusedConnectionIsNoAnswer) {
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isNoAnswer(r.error()));
   EXPECT_EQ(r.error().http_status, 0);
+  EXPECT_EQ(hint(r.error()), "the API server did not answer (down, unreachable or slow)");
   EXPECT_EQ(sleeps_.size(), 2u);
 }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "deviceplugin/dra/standard_attributes.h"
 #include "tests/simnode/sim_tree.h"
 #include "tests/simnode/temp_dir.h"
 
@@ -88,6 +89,31 @@ TEST_F(PcieRootTest, LinksOutsideSysDevicesPciOrToAnotherAddressAreRefused) {
     ASSERT_FALSE(r.ok()) << bdf;
     EXPECT_EQ(r.error().code, ErrorCode::kInvalidConfig) << r.error().msg;
   }
+}
+
+TEST_F(PcieRootTest, StandardAttributesOfAVf) {
+  auto rc = tree_.addHostBridge(0, 0x80);
+  auto rp = tree_.addBridge(rc, {.address = pci("0000:80:01.0")});
+  tree_.addFunction(rp, {.address = pci("0000:81:00.2"), .numa_node = 1});
+  tree_.addFunction(rp, {.address = pci("0000:81:00.3"), .numa_node = std::nullopt});
+  DraDevice d{.name = "pci-0000-81-00-2"};
+  ASSERT_TRUE(addStandardAttributes(sysfs_, pci("0000:81:00.2"), "rdma/vf", d).ok());
+  EXPECT_EQ(d.attributes, (std::map<std::string, AttributeValue>{
+                              {"resource.kubernetes.io/pcieRoot", std::string("pci0000:80")},
+                              {"resource.kubernetes.io/pciBusID", std::string("0000:81:00.2")},
+                              {"resource.kubernetes.io/numaNode", int64_t{1}},
+                              {"k8s.cni.cncf.io/deviceID", std::string("0000:81:00.2")},
+                              {"k8s.cni.cncf.io/resourceName", std::string("rdma/vf")}}));
+  EXPECT_TRUE(validateDevice(d).ok());
+
+  DraDevice no_numa{.name = "pci-0000-81-00-3"};
+  ASSERT_TRUE(addStandardAttributes(sysfs_, pci("0000:81:00.3"), "", no_numa).ok());
+  EXPECT_FALSE(no_numa.attributes.contains("resource.kubernetes.io/numaNode"));
+  EXPECT_FALSE(no_numa.attributes.contains("k8s.cni.cncf.io/resourceName"));
+
+  DraDevice missing{.name = "pci-0000-99-00-0"};
+  EXPECT_FALSE(addStandardAttributes(sysfs_, pci("0000:99:00.0"), "rdma/vf", missing).ok());
+  EXPECT_TRUE(missing.attributes.empty());
 }
 
 }  // namespace
