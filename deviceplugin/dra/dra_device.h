@@ -30,6 +30,8 @@ inline constexpr size_t kMaxAttributeDomainLength = 63;  // DeviceMaxDomainLengt
 // The API-server feature gate without which `taints` are silently dropped (off by default
 // before Kubernetes 1.36).
 inline constexpr std::string_view kDeviceTaintsGate = "DRADeviceTaints";
+// The gate without which `allowMultipleAllocations` (KEP-5075) is silently dropped.
+inline constexpr std::string_view kConsumableCapacityGate = "DRAConsumableCapacity";
 
 // Standard attribute names (k8s.io/dynamic-resource-allocation/deviceattribute).
 inline constexpr std::string_view kAttrPcieRoot = "resource.kubernetes.io/pcieRoot";

@@ -134,7 +134,7 @@ Result<std::vector<json>> buildSlices(const std::vector<DraDevice>& devices,
   return slices;
 }
 
-json comparableDevices(const json& devices, bool with_taints) {
+json comparableDevices(const json& devices, bool with_taints, bool with_multiple_allocations) {
   json out = json::array();
   if (!devices.is_array()) return out;
   for (const auto& d : devices) {
@@ -150,7 +150,9 @@ json comparableDevices(const json& devices, bool with_taints) {
       }
       c["taints"] = std::move(taints);
     }
-    if (d.value("allowMultipleAllocations", false)) c["allowMultipleAllocations"] = true;
+    if (with_multiple_allocations && d.value("allowMultipleAllocations", false)) {
+      c["allowMultipleAllocations"] = true;
+    }
     out.push_back(std::move(c));
   }
   return out;

@@ -47,7 +47,10 @@ Result<std::vector<nlohmann::json>> buildSlices(const std::vector<DraDevice>& de
                                                 const SliceOwner& owner, int64_t generation);
 
 // The comparable form of a spec.devices[] array as stored: only the fields rdmanet writes, with
-// what the server adds (taints' timeAdded) removed; without taints when `with_taints` is false.
-nlohmann::json comparableDevices(const nlohmann::json& devices, bool with_taints);
+// what the server adds (taints' timeAdded) removed; without taints when `with_taints` is false,
+// without allowMultipleAllocations when `with_multiple_allocations` is false (fields the server
+// drops while their feature gate is off).
+nlohmann::json comparableDevices(const nlohmann::json& devices, bool with_taints,
+                                 bool with_multiple_allocations = true);
 
 }  // namespace rdmanet::dra

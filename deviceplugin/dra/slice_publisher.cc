@@ -74,6 +74,13 @@ bool anyTaint(const json& devices) {
   return false;
 }
 
+bool anyMultipleAllocations(const json& devices) {
+  for (const auto& d : devices) {
+    if (d.value("allowMultipleAllocations", false)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 SlicePublisher::SlicePublisher(kube::KubeClient& client, PublisherOptions options)
@@ -129,6 +136,7 @@ Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devi
     RDMANET_ASSIGN_OR_RETURN(Round r, reconcileOnce(chunks, existing, target, out));
     if (r == Round::kDone) {
       out.taints_dropped = taints_dropped_;
+      out.multiple_allocations_dropped = multi_dropped_;
       return out;
     }
   }
@@ -144,6 +152,7 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<js
                                                             const json& existing, int64_t& target,
                                                             PublishResult& out) {
   const bool with_taints = !taints_dropped_;
+  const bool with_multi = !multi_dropped_;
   const auto n = static_cast<int64_t>(chunks.size());
   int64_t max_gen = 0;
   std::vector<const json*> mine, leftovers;
@@ -199,8 +208,8 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<js
   };
   auto upToDate = [&](const json* s, size_t i, int64_t gen) {
     return s != nullptr && generationOf(*s) == gen && countOf(*s) == n && ownerOk(*s) &&
-           comparableDevices((*s)["spec"].value("devices", json::array()), with_taints) ==
-               comparableDevices(chunks[i], with_taints);
+           comparableDevices((*s)["spec"].value("devices", json::array()), with_taints,
+                             with_multi) == comparableDevices(chunks[i], with_taints, with_multi);
   };
   if (target == 0) {
     bool current = true;
@@ -209,7 +218,7 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<js
     }
     // With taints dropped they no longer show a difference; a change of them is still written
     // (at a new generation), since the gate may have been turned on since.
-    if (taints_dropped_ && chunks != last_chunks_) current = false;
+    if ((taints_dropped_ || multi_dropped_) && chunks != last_chunks_) current = false;
     target = current ? max_gen : std::max(max_gen, last_generation_) + 1;
   } else if (max_gen > target) {
     target = max_gen + 1;  // someone wrote a higher generation meanwhile: go above it
@@ -265,13 +274,14 @@ Result<SlicePublisher::Round> SlicePublisher::write(const json* old, const json&
   }
   ++(old != nullptr ? out.updated : out.created);
   out.changed = true;
-  noteTaints(chunk, (*stored)["spec"].value("devices", json::array()));
+  noteDropped(chunk, (*stored)["spec"].value("devices", json::array()));
   return Round::kDone;
 }
 
-void SlicePublisher::noteTaints(const json& sent, const json& stored) {
-  if (!anyTaint(sent)) return;  // nothing to learn from a slice without taints
-  taints_dropped_ = !anyTaint(stored);
+void SlicePublisher::noteDropped(const json& sent, const json& stored) {
+  // Nothing is learnt from a slice that did not carry the field.
+  if (anyTaint(sent)) taints_dropped_ = !anyTaint(stored);
+  if (anyMultipleAllocations(sent)) multi_dropped_ = !anyMultipleAllocations(stored);
 }
 
 Status SlicePublisher::unpublishAll() {

@@ -19,7 +19,10 @@
 // Device taints: the API server drops `taints` silently unless its DRADeviceTaints gate is on.
 // When a slice written with taints comes back without them, taintsDropped() turns true (the
 // caller logs that once, naming kDeviceTaintsGate, and exports it as a metric) and taints stop
-// counting as a difference, so an unchanged inventory does not rewrite the slices forever.
+// counting as a difference, so an unchanged inventory does not rewrite the slices forever. A
+// later change of taints is still written (the gate may have been turned on since). The same
+// holds for allowMultipleAllocations and the DRAConsumableCapacity gate
+// (multipleAllocationsDropped()).
 //
 // Errors: 7 for invalid devices (nothing is sent); otherwise the KubeClient's errors (code 104,
 // http_status set): the caller retries later, publish() leaves no half-state that a later call
@@ -50,6 +53,7 @@ struct PublishResult {
   int created = 0, updated = 0, deleted = 0;
   int conflicts = 0;  // 409s met (and recovered from)
   bool taints_dropped = false;
+  bool multiple_allocations_dropped = false;
 };
 
 class SlicePublisher {
@@ -62,6 +66,9 @@ class SlicePublisher {
   Status unpublishAll();
   // True once the API server was seen dropping device taints (DRADeviceTaints off).
   bool taintsDropped() const { return taints_dropped_; }
+  // True once the API server was seen dropping allowMultipleAllocations (DRAConsumableCapacity
+  // off).
+  bool multipleAllocationsDropped() const { return multi_dropped_; }
 
  private:
   enum class Round { kDone, kRetry };
@@ -72,7 +79,8 @@ class SlicePublisher {
   // Writes one slice (PUT over `old` when given, else POST). kRetry on 409, or 404 on update.
   Result<Round> write(const nlohmann::json* old, const nlohmann::json& chunk, int64_t generation,
                       int64_t count, PublishResult& out);
-  void noteTaints(const nlohmann::json& sent, const nlohmann::json& stored);
+  // Learns from a write's answer whether the server dropped gated fields we sent.
+  void noteDropped(const nlohmann::json& sent, const nlohmann::json& stored);
 
   kube::KubeClient& client_;
   PublisherOptions options_;
@@ -80,6 +88,7 @@ class SlicePublisher {
   int64_t last_generation_ = 0;
   std::vector<nlohmann::json> last_chunks_;
   bool taints_dropped_ = false;
+  bool multi_dropped_ = false;
 };
 
 }  // namespace rdmanet::dra

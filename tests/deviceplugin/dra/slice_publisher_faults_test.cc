@@ -151,6 +151,29 @@ TEST_F(PublisherTest, DroppedTaintsAreNoticedAndDoNotChurn) {
   EXPECT_TRUE(slices().at(0)["spec"]["devices"][1].contains("taints"));
 }
 
+TEST_F(PublisherTest, DroppedAllowMultipleAllocationsIsNoticedAndDoesNotChurn) {
+  server_.setGate(std::string(kConsumableCapacityGate), false);
+  auto p = publisher();
+  auto inv = inventory(2);
+  inv[0].allow_multiple_allocations = true;  // a shared pool's PF
+  auto r = p.publish(inv);
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_TRUE(r->multiple_allocations_dropped);
+  EXPECT_FALSE(r->taints_dropped);
+  const int before = writes();
+  r = p.publish(inv);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->changed);
+  EXPECT_EQ(writes(), before);
+
+  server_.setGate(std::string(kConsumableCapacityGate), true);
+  auto fresh = publisher();
+  r = fresh.publish(inv);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->multiple_allocations_dropped);
+  EXPECT_TRUE(slices().at(0)["spec"]["devices"][0].value("allowMultipleAllocations", false));
+}
+
 TEST_F(PublisherTest, With65TaintedDevicesTheServerWouldRefuseOneSliceButWeSplit) {
   // Direct proof that the stand-in enforces the limit we split for...
   auto inv = inventory(65);

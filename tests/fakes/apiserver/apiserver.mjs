@@ -20,9 +20,9 @@
 //   labelSelector (=, ==, !=, key, !key);
 // - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
 //   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid;
-// - feature gate DRADeviceTaints (on by default here): when off, device taints are dropped
-//   before validation and storage, as the real server drops disabled fields; when on, taints
-//   get timeAdded if unset;
+// - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
+//   device taints / allowMultipleAllocations are dropped before validation and storage, as the
+//   real server drops disabled fields; taints get timeAdded if unset;
 // - authentication: when tokens are configured, or over TLS, a request without one of the
 //   tokens (or, over TLS, a verified client certificate) is 401.
 // Test controls (not Kubernetes API):
@@ -30,7 +30,7 @@
 //                           "hang_ms":N,"count":1}   the next matching requests fail with that
 //                           status (a metav1.Status body), or are held hang_ms and then dropped
 //                           without an answer (a time-out); method and path (a prefix) optional
-//   POST /_control/gates   {"DRADeviceTaints":false}
+//   POST /_control/gates   {"DRADeviceTaints":false,"DRAConsumableCapacity":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
 import fs from 'node:fs';
@@ -50,7 +50,7 @@ const kinds = {
 const store = new Map();  // "<resource>/<ns>/<name>" -> object
 let rv = 1000;
 let faults = [];
-const gates = {DRADeviceTaints: true};
+const gates = {DRADeviceTaints: true, DRAConsumableCapacity: true};
 let tokens = [];
 const stats = {requests: {}, writes: 0};
 let tlsDir = '';
@@ -125,6 +125,7 @@ function invalid(res, r, name, causes) {
 function prepare(r, obj, now) {
   if (r.resource !== 'resourceslices') return;
   for (const d of (obj.spec && obj.spec.devices) || []) {
+    if (!gates.DRAConsumableCapacity) delete d.allowMultipleAllocations;
     if (!gates.DRADeviceTaints) {
       delete d.taints;
     } else {
