@@ -101,6 +101,11 @@ void collectCharDevices(const Sysfs& sysfs, const std::vector<std::string>& dirs
 // The canonical in-tree path of `abs`, following every link on the way (Sysfs::resolveLink is
 // lexical, which goes wrong for a link inside a directory reached through another link).
 std::optional<std::string> canonicalInTree(const Sysfs& sysfs, std::string_view abs) {
+  // The usual case costs one readlink: a class link (/sys/class/infiniband/mlx5_0) whose target
+  // is a real directory under /sys/devices, which holds no further links on the way.
+  if (auto target = sysfs.resolveLink(abs); target && target->starts_with("/sys/devices/")) {
+    return target;
+  }
   std::error_code ec;
   const auto host = std::filesystem::canonical(sysfs.path(abs), ec);
   if (ec) return std::nullopt;
@@ -122,7 +127,8 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
     if (auto fn = sysfs.linkName(dir + "/device")) {
       if (auto a = PciAddress::parse(*fn); a.ok()) d.pci = *a;
     }
-    parent_dir = canonicalInTree(sysfs, dir + "/device").value_or("");
+    // `device` is relative to the device's real directory, which `real` is.
+    parent_dir = sysfs.resolveLink(real + "/device").value_or("");
   } else if (!d.is_software) {
     // No device link but under a function: ".../0000:81:00.0/infiniband/mlx5_0".
     std::filesystem::path p(real);
@@ -191,19 +197,24 @@ Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name) {
   return readRdmaDeviceAt(sysfs, dir, name);
 }
 
-std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr) {
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr) {
   std::vector<RdmaDevice> out;
-  std::set<std::string> seen;
   // Hardware devices sit under the function, even if their class link is missing.
   const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", addr.str());
-  for (const auto& name : sysfs.list(under)) {
+  for (const auto& name : sysfs.list(under)) {  // sorted
     if (!isValidRdmaName(name)) continue;
     const std::string cls = fmt::format("{}/{}", kClassIb, name);
     RdmaDevice d = readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name);
     d.pci = addr;
-    seen.insert(name);
     out.push_back(std::move(d));
   }
+  return out;
+}
+
+std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr) {
+  std::vector<RdmaDevice> out = rdmaDevicesUnder(sysfs, addr);
+  std::set<std::string> seen;
+  for (const RdmaDevice& d : out) seen.insert(d.name);
   // Software devices: any class entry whose parent netdev belongs to this function. Checking
   // `parent` first keeps this cheap on a node with many hardware devices.
   const auto netdevs = netdevNamesOf(sysfs, addr);
