@@ -49,7 +49,7 @@ bool Daemon::inventoryHasNetdev(const std::string& name) const {
 
 void Daemon::rescan() {
   auto start = Clock::now();
-  inv_ = scanNode(sysfs_);
+  inv_ = scanNode(sysfs_, {.gids = false});  // pools and health use no GIDs
   moved_.observe(inv_);
   port_cache_.clear();
   logger(Component::kDiscovery)

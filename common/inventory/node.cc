@@ -23,13 +23,21 @@ namespace {
 // the function but is missing from /sys/class/infiniband is not in the grouping; such a function
 // is read on its own.
 std::vector<RdmaDevice> rdmaOf(const Sysfs& sysfs, const PciAddress& addr,
-                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn) {
+                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn,
+                               const ScanOptions& opts) {
   std::vector<RdmaDevice> devs;
   if (auto it = by_fn.find(addr); it != by_fn.end()) devs = std::move(it->second);
   for (const auto& name : sysfs.list("/sys/bus/pci/devices/" + addr.str() + "/infiniband")) {
     const bool known =
         std::any_of(devs.begin(), devs.end(), [&](const RdmaDevice& d) { return d.name == name; });
-    if (!known) return rdmaDevicesOf(sysfs, addr);
+    if (known) continue;
+    std::vector<RdmaDevice> all = rdmaDevicesOf(sysfs, addr);
+    if (!opts.gids) {
+      for (RdmaDevice& d : all) {
+        for (RdmaPort& p : d.ports) p.gids.clear();
+      }
+    }
+    return all;
   }
   return devs;
 }
@@ -46,8 +54,8 @@ void placeNearGpus(const NicFunction& n, const std::vector<GpuFunction>& gpus,
 
 // Sorts functions into NICs and GPUs; the rest (bridges, storage, ...) are dropped.
 void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
-                  std::map<PciAddress, std::vector<RdmaDevice>>& rdma_by_fn, NodeInventory& inv,
-                  std::vector<NicFunction>& nics) {
+                  std::map<PciAddress, std::vector<RdmaDevice>>& rdma_by_fn,
+                  const ScanOptions& opts, NodeInventory& inv, std::vector<NicFunction>& nics) {
   for (PciFunction& fn : fns) {
     const bool nic = fn.isNetwork();
     if (!nic && !isGpu(fn)) continue;
@@ -58,7 +66,7 @@ void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
       nics.push_back(NicFunction{.pci = std::move(fn),
                                  .placement = std::move(placement),
                                  .netdevs = netdevsOf(sysfs, addr),
-                                 .rdma = rdmaOf(sysfs, addr, rdma_by_fn)});
+                                 .rdma = rdmaOf(sysfs, addr, rdma_by_fn, opts)});
     } else {
       inv.gpus.push_back(GpuFunction{.pci = std::move(fn), .placement = std::move(placement)});
     }
@@ -67,15 +75,39 @@ void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
 
 }  // namespace
 
-NodeInventory scanNode(const Sysfs& sysfs) {
+NodeInventory scanNode(const Sysfs& sysfs, const ScanOptions& opts) {
   NodeInventory inv;
-  auto rdma_by_fn = rdmaDevicesByFunction(sysfs);
-  addFunctions(sysfs, readPciFunctions(sysfs, listPciFunctions(sysfs)), rdma_by_fn, inv, inv.nics);
+  const RdmaReadOptions rdma_opts{.gids = opts.gids};
+  std::vector<PciAddress> addrs = listPciFunctions(sysfs);
+  if (opts.vfs) {
+    auto rdma_by_fn = rdmaDevicesByFunction(sysfs, rdma_opts);
+    addFunctions(sysfs, readPciFunctions(sysfs, std::move(addrs)), rdma_by_fn, opts, inv, inv.nics);
+  } else {
+    // One stat per VF to leave it out; the PFs' hardware RDMA devices are found under them and
+    // the class directory is only read for software devices.
+    std::erase_if(addrs, [&](const PciAddress& a) {
+      return sysfs.exists("/sys/bus/pci/devices/" + a.str() + "/physfn");
+    });
+    std::vector<PciFunction> fns = readPciFunctions(sysfs, std::move(addrs));
+    auto rdma_by_fn = softwareRdmaDevicesByFunction(sysfs, rdma_opts);
+    for (const PciFunction& fn : fns) {
+      if (!fn.isNetwork()) continue;
+      std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
+      for (RdmaDevice& d : rdmaDevicesUnder(sysfs, fn.address, rdma_opts)) {
+        devs.push_back(std::move(d));
+      }
+      std::sort(devs.begin(), devs.end(),
+                [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+    }
+    addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, inv, inv.nics);
+  }
   for (const auto& n : inv.nics) placeNearGpus(n, inv.gpus, inv.nearest_gpu);
   return inv;
 }
 
-std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeInventory& inv) {
+std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeInventory& inv,
+                                 const ScanOptions& opts) {
+  const RdmaReadOptions rdma_opts{.gids = opts.gids};
   // What the inventory had of this PF (it, its VFs then) and what the PF links to now.
   std::set<PciAddress> old{pf};
   for (const NicFunction& n : inv.nics) {
@@ -94,11 +126,12 @@ std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeI
   std::map<PciAddress, std::vector<RdmaDevice>> rdma_by_fn;
   for (const PciFunction& fn : fns) {
     std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
-    devs = rdmaDevicesUnder(sysfs, fn.address);
+    devs = rdmaDevicesUnder(sysfs, fn.address, rdma_opts);
     if (const NicFunction* was = inv.nic(fn.address)) {
       for (const RdmaDevice& d : was->rdma) {
         if (!d.is_software) continue;
-        if (auto now = readRdmaDevice(sysfs, d.name); now.ok() && now->pci == fn.address) {
+        if (auto now = readRdmaDevice(sysfs, d.name, rdma_opts);
+            now.ok() && now->pci == fn.address) {
           devs.push_back(std::move(now).value());
         }
       }
@@ -109,7 +142,7 @@ std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeI
 
   std::vector<NicFunction> fresh;
   NodeInventory scratch;  // GPUs among them (none expected under a PF) are ignored
-  addFunctions(sysfs, std::move(fns), rdma_by_fn, scratch, fresh);
+  addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, scratch, fresh);
   std::erase_if(inv.nics, [&](const NicFunction& n) { return old.contains(n.pci.address); });
   for (const PciAddress& a : old) inv.nearest_gpu.erase(a);
   std::vector<PciAddress> reread;

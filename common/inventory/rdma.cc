@@ -39,12 +39,13 @@ std::pair<int, std::string> parseState(const std::optional<std::string>& raw) {
   return {parseInt(std::string_view(*raw).substr(0, colon)).value_or(0), word};
 }
 
-RdmaPort readPort(const Sysfs& sysfs, const std::string& dir, int num) {
+RdmaPort readPort(const Sysfs& sysfs, const std::string& dir, int num, bool gids) {
   RdmaPort port;
   port.num = num;
   std::tie(port.state_num, port.state) = parseState(sysfs.readOpt(dir + "/state"));
   std::tie(port.phys_state_num, port.phys_state) = parseState(sysfs.readOpt(dir + "/phys_state"));
   port.link_layer = sysfs.readOpt(dir + "/link_layer").value_or("");
+  if (!gids) return port;
   for (const auto& entry : sysfs.list(dir + "/gids")) {
     auto idx = parseInt(entry);
     if (!idx) continue;
@@ -115,7 +116,8 @@ std::optional<std::string> canonicalInTree(const Sysfs& sysfs, std::string_view 
 }
 
 // Reads a device from its directory (class link or the directory under its PCI function).
-RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const std::string& name) {
+RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const std::string& name,
+                            const RdmaReadOptions& opts) {
   RdmaDevice d;
   d.name = name;
   const std::string real = canonicalInTree(sysfs, dir).value_or(dir);
@@ -151,7 +153,7 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
   }
   std::sort(ports.begin(), ports.end());
   for (const auto& [n, entry] : ports)
-    d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n));
+    d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n, opts.gids));
 
   // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
   // class directories hold every device's, and matching them costs one `ibdev` read per entry
@@ -185,7 +187,8 @@ std::vector<std::string> listRdmaDevices(const Sysfs& sysfs) {
   return names;
 }
 
-Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name) {
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
+                                  const RdmaReadOptions& opts) {
   if (!isValidRdmaName(name)) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("invalid RDMA device name \"{}\"", name));
@@ -194,17 +197,19 @@ Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name) {
   if (!sysfs.exists(dir)) {
     return makeError(ErrorCode::kDeviceNotFound, fmt::format("RDMA device {} not found", name));
   }
-  return readRdmaDeviceAt(sysfs, dir, name);
+  return readRdmaDeviceAt(sysfs, dir, name, opts);
 }
 
-std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr) {
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
+                                         const RdmaReadOptions& opts) {
   std::vector<RdmaDevice> out;
   // Hardware devices sit under the function, even if their class link is missing.
   const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", addr.str());
   for (const auto& name : sysfs.list(under)) {  // sorted
     if (!isValidRdmaName(name)) continue;
     const std::string cls = fmt::format("{}/{}", kClassIb, name);
-    RdmaDevice d = readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name);
+    RdmaDevice d =
+        readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name, opts);
     d.pci = addr;
     out.push_back(std::move(d));
   }
@@ -230,10 +235,25 @@ std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr
   return out;
 }
 
-std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs) {
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts) {
   std::map<PciAddress, std::vector<RdmaDevice>> out;
   for (const auto& name : listRdmaDevices(sysfs)) {
-    auto d = readRdmaDevice(sysfs, name);
+    const auto real = sysfs.resolveLink(fmt::format("{}/{}", kClassIb, name));
+    if (!real || !real->starts_with("/sys/devices/virtual/")) continue;
+    auto d = readRdmaDevice(sysfs, name, opts);
+    if (!d.ok() || !d->pci) continue;
+    const PciAddress fn = *d->pci;
+    out[fn].push_back(std::move(d).value());
+  }
+  return out;
+}
+
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs,
+                                                                    const RdmaReadOptions& opts) {
+  std::map<PciAddress, std::vector<RdmaDevice>> out;
+  for (const auto& name : listRdmaDevices(sysfs)) {
+    auto d = readRdmaDevice(sysfs, name, opts);
     if (!d.ok() || !d->pci) continue;
     const PciAddress fn = *d->pci;
     out[fn].push_back(std::move(d).value());  // names arrive sorted, so each list is too

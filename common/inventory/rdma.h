@@ -60,12 +60,24 @@ struct RdmaDevice {
   bool operator==(const RdmaDevice&) const = default;
 };
 
+// What to read of an RDMA device. The GID tables are the bulk of a device's attributes (up to
+// 255 entries per port on mlx5) and only the doctor and the CNI look at them.
+struct RdmaReadOptions {
+  bool gids = true;  // false: ports come with no GIDs
+};
+
 // Names in /sys/class/infiniband, sorted.
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
 // One RDMA device. Error 100 if absent.
-Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name);
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
+                                  const RdmaReadOptions& opts = {});
+// Software RDMA devices (rxe, siw: under /sys/devices/virtual/infiniband) grouped by the PCI
+// function of their parent netdev; one readlink per class entry to tell them from hardware ones.
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
 // Hardware RDMA devices under a PCI function (<function>/infiniband/<name>), sorted by name.
-std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr);
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
+                                         const RdmaReadOptions& opts = {});
 // RDMA devices belonging to a PCI function: hardware ones under it, and software ones whose
 // parent netdev is one of its netdevs.
 std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
@@ -73,6 +85,7 @@ std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr
 // belongs to (as rdmaDevicesOf() decides) and sorted by name. A whole-node scan uses this instead
 // of rdmaDevicesOf() per function, which reads every device's `parent` once per function.
 // Devices that belong to no PCI function are left out.
-std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs);
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
 
 }  // namespace rdmanet

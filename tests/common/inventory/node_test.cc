@@ -111,6 +111,38 @@ TEST_F(NodeScanTest, VfIndexComesFromThePfsLinksEvenWhenTheOffsetIsWrong) {
   }
 }
 
+TEST_F(NodeScanTest, ScanWithoutVfsHasThePfsAsAFullScanSeesThem) {
+  build(3);
+  tree_.addSoftRdma({.name = "rxe0"}, "ens2f0");    // software RDMA on a PF's netdev
+  tree_.addSoftRdma({.name = "rxe1"}, "ens2f0v1");  // and on a VF's, left out with it
+  const NodeInventory full = scanNode(sysfs_);
+  const NodeInventory pfs = scanNode(sysfs_, {.vfs = false});
+  NodeInventory want = full;
+  std::erase_if(want.nics, [](const NicFunction& n) { return n.pci.isVf(); });
+  std::erase_if(want.nearest_gpu, [&](const auto& kv) { return !want.nic(kv.first); });
+  ASSERT_EQ(want.nics.size(), 4u);
+  expectSame(pfs, want);
+  EXPECT_EQ(pfs.nic(built_.nics[1].pfs[0])->rdma.size(), 2u);  // mlx5_N and rxe0
+  EXPECT_EQ(pfs.nic(built_.nics[1].pfs[0])->pci.vfs.size(), 3u);
+}
+
+TEST_F(NodeScanTest, ScanWithoutGidsDiffersFromAFullScanOnlyInTheGids) {
+  build(2);
+  NodeInventory want = scanNode(sysfs_);
+  ASSERT_FALSE(want.nics.at(0).rdma.at(0).ports.at(0).gids.empty());
+  for (NicFunction& n : want.nics) {
+    for (RdmaDevice& d : n.rdma) {
+      for (RdmaPort& p : d.ports) p.gids.clear();
+    }
+  }
+  NodeInventory got = scanNode(sysfs_, {.gids = false});
+  expectSame(got, want);
+  // A rescan with the same options keeps it so.
+  tree_.setNetdevUp("ens2f0v0", false);
+  rescanPf(sysfs_, built_.nics[1].pfs[0], got, {.gids = false});
+  expectSame(got, scanNode(sysfs_, {.gids = false}));
+}
+
 TEST_F(NodeScanTest, NicLookupFindsEveryFunctionAndNothingElse) {
   build(2);
   const NodeInventory inv = scanNode(sysfs_);
