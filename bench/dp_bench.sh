@@ -1,30 +1,44 @@
 #!/usr/bin/env bash
-# Device plugin benchmark on a simulated node with 2 PFs x 64 VFs (root: the node has real veths).
-# Measures: resident memory at steady state, start-to-registered time, Allocate p50/p99 over
-# a few thousand calls against a bare gRPC unary call on the same kind of unix socket, and
-# link-down-to-stream latency. Targets: RSS < 15 MB, Allocate p99 <= 2x bare, health < 100 ms.
-#   bench/dp_bench.sh [--calls N] [--rounds K] [--keep]
-# Builds its binaries into $BUILD_DIR (default build/). Prints a report and, last, one JSON line.
+# Device plugin benchmark, in two parts.
+# 1. A simulated node with 2 PFs x 64 VFs (root: the node has real veths). Measures: resident
+#    memory at steady state, start-to-registered time, Allocate p50/p99 over a few thousand calls
+#    against a bare gRPC unary call on the same kind of unix socket, and link-down-to-stream
+#    latency. Targets: RSS < 15 MB, Allocate p99 <= 2x bare, health < 100 ms.
+# 2. Scaling (bench/dp_scale.sh): fake sysfs trees of 8 PFs x 16/32/64/127 VFs; per size the
+#    time to registration, CPU per full resync, `rdmanet-doctor` once and RSS, as a table.
+#    Targets at 1016 VFs: registration < 500 ms, resync < 100 ms CPU, doctor < 1 s, and growth
+#    from 128 to 1016 VFs under 12x (linear is 8x).
+#   bench/dp_bench.sh [--calls N] [--rounds K] [--keep] [--scale-only | --no-scale]
+#                     [--sizes "16 32 64 127"]
+# Builds its binaries into $BUILD_DIR (default build/; use a Release build for the scaling
+# targets). Prints a report and, last, one JSON line per part.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$repo/build}
 [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
-calls=3000 rounds=10 keep=0
+calls=3000 rounds=10 keep=0 part1=1 part2=1 sizes="16 32 64 127"
 while (($#)); do
   case $1 in
     --calls) calls=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    *) echo "usage: $0 [--calls N] [--rounds K] [--keep]" >&2; exit 1 ;;
+    --scale-only) part1=0; shift ;;
+    --no-scale) part2=0; shift ;;
+    --sizes) sizes=$2; shift 2 ;;
+    *) echo "usage: $0 [--calls N] [--rounds K] [--keep] [--scale-only | --no-scale]" \
+      "[--sizes \"16 32 64 127\"]" >&2; exit 1 ;;
   esac
 done
+if ((!part1)); then
+  exec env BUILD_DIR="$build_dir" KEEP="$keep" "$repo/bench/dp_scale.sh" $sizes
+fi
 if ((EUID != 0)); then echo "dp_bench: needs root (the simulated node creates veths)" >&2; exit 1; fi
 
 if [[ ! -f $build_dir/build.ninja ]]; then
   cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 cmake --build "$build_dir" -j2 --target rdmanet-device-plugin rdmanet-fake-kubelet \
-  rdmanet-simnode rdmanet-dp-bench-client >/dev/null
+  rdmanet-simnode rdmanet-dp-bench-client rdmanet-doctor >/dev/null
 plugin=$build_dir/deviceplugin/rdmanet-device-plugin
 kubelet=$build_dir/tests/deviceplugin/rdmanet-fake-kubelet
 simnode=$build_dir/tests/simnode/rdmanet-simnode
@@ -115,3 +129,9 @@ printf '%-34s median %s ms  max %s ms (link up: median %s ms)  [%s, target < 100
   "link down -> stream" "$down_med" "$down_max" "$up_med" "$(verdict "$down_max < 100")"
 printf '{"devices":%s,"registered_ms":%s,"first_list_ms":%s,"rss_kb":%s,"rss_peak_kb":%s,"allocate":%s,"bare":%s,"link":%s}\n' \
   "$count" "$registered_ms" "$listed_ms" "$rss_kb" "$hwm_kb" "$alloc" "$bare" "$link"
+if ((part2)); then
+  cleanup
+  trap - EXIT
+  echo
+  BUILD_DIR="$build_dir" KEEP="$keep" "$repo/bench/dp_scale.sh" $sizes
+fi

@@ -1,12 +1,12 @@
 #include "common/base/sysfs.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 namespace fs = std::filesystem;
@@ -30,13 +30,24 @@ std::optional<std::string> Sysfs::inTree(const fs::path& host) const {
 }
 
 Result<std::string> Sysfs::read(std::string_view abs) const {
-  std::ifstream in(path(abs));
-  if (!in) {
-    return makeError(ErrorCode::kDeviceNotFound, fmt::format("cannot read {}", abs));
+  // open/read/close and no stream: a node scan reads tens of thousands of attributes.
+  const int fd = ::open(path(abs).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return makeError(ErrorCode::kDeviceNotFound, fmt::format("cannot read {}", abs));
+  std::string s;
+  char buf[4096];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      return makeError(ErrorCode::kDeviceNotFound, fmt::format("cannot read {}", abs));
+    }
+    s.append(buf, static_cast<size_t>(n));
+    // A sysfs attribute comes whole in one read, and a short read of a regular file is its
+    // end: no second read just to see EOF.
+    if (static_cast<size_t>(n) < sizeof buf) break;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string s = ss.str();
+  ::close(fd);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }

@@ -22,6 +22,8 @@ struct Netdev {
   std::optional<int> speed_mbps;          // absent when the link is down or the driver does not say
   LinkType link_type = LinkType::kOther;  // from `type`: 1 = ether, 32 = infiniband
   std::optional<PciAddress> pci;          // the function it belongs to, if any
+
+  bool operator==(const Netdev&) const = default;
 };
 
 // Netdev names under a function's net/ directory, sorted. Empty for a function with no netdev

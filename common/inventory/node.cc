@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 namespace rdmanet {
 
 const NicFunction* NodeInventory::nic(const PciAddress& a) const {
-  auto it = std::find_if(nics.begin(), nics.end(),
-                         [&](const NicFunction& n) { return n.pci.address == a; });
-  return it == nics.end() ? nullptr : &*it;
+  // nics is sorted by address (scanNode and rescanPf keep it so): a binary search, since pool
+  // building and health look up every VF's PF.
+  auto it =
+      std::lower_bound(nics.begin(), nics.end(), a,
+                       [](const NicFunction& n, const PciAddress& x) { return n.pci.address < x; });
+  return it != nics.end() && it->pci.address == a ? &*it : nullptr;
 }
 
 bool isGpu(const PciFunction& f) { return f.vendor == "10de" && (f.class_code >> 16) == 0x03; }
@@ -19,50 +23,150 @@ namespace {
 // the function but is missing from /sys/class/infiniband is not in the grouping; such a function
 // is read on its own.
 std::vector<RdmaDevice> rdmaOf(const Sysfs& sysfs, const PciAddress& addr,
-                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn) {
+                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn,
+                               const ScanOptions& opts) {
   std::vector<RdmaDevice> devs;
   if (auto it = by_fn.find(addr); it != by_fn.end()) devs = std::move(it->second);
   for (const auto& name : sysfs.list("/sys/bus/pci/devices/" + addr.str() + "/infiniband")) {
     const bool known =
         std::any_of(devs.begin(), devs.end(), [&](const RdmaDevice& d) { return d.name == name; });
-    if (!known) return rdmaDevicesOf(sysfs, addr);
+    if (known) continue;
+    std::vector<RdmaDevice> all = rdmaDevicesOf(sysfs, addr);
+    if (!opts.gids) {
+      for (RdmaDevice& d : all) {
+        for (RdmaPort& p : d.ports) p.gids.clear();
+      }
+    }
+    return all;
   }
   return devs;
 }
 
+// Closest GPU of one NIC function; nothing when the node has no GPUs.
+void placeNearGpus(const NicFunction& n, const std::vector<GpuFunction>& gpus,
+                   std::map<PciAddress, Distance>& nearest) {
+  for (const auto& g : gpus) {
+    const Distance d = classifyDistance(n.placement, g.placement);
+    auto [it, inserted] = nearest.emplace(n.pci.address, d);
+    if (!inserted && d < it->second) it->second = d;
+  }
+}
+
+// Sorts functions into NICs and GPUs; the rest (bridges, storage, ...) are dropped.
+void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
+                  std::map<PciAddress, std::vector<RdmaDevice>>& rdma_by_fn,
+                  const ScanOptions& opts, NodeInventory& inv, std::vector<NicFunction>& nics) {
+  for (PciFunction& fn : fns) {
+    const bool nic = fn.isNetwork();
+    if (!nic && !isGpu(fn)) continue;
+    // The place comes from the canonical directory read with the function: no second readlink.
+    PciePlacement placement = placementOf(fn);
+    const PciAddress addr = fn.address;
+    if (nic) {
+      nics.push_back(NicFunction{.pci = std::move(fn),
+                                 .placement = std::move(placement),
+                                 .netdevs = netdevsOf(sysfs, addr),
+                                 .rdma = rdmaOf(sysfs, addr, rdma_by_fn, opts)});
+    } else {
+      inv.gpus.push_back(GpuFunction{.pci = std::move(fn), .placement = std::move(placement)});
+    }
+  }
+}
+
 }  // namespace
 
-NodeInventory scanNode(const Sysfs& sysfs) {
+NodeInventory scanNode(const Sysfs& sysfs, const ScanOptions& opts) {
   NodeInventory inv;
-  auto rdma_by_fn = rdmaDevicesByFunction(sysfs);
-  for (const auto& addr : listPciFunctions(sysfs)) {
-    auto fn = readPciFunction(sysfs, addr);
-    if (!fn.ok()) continue;  // vanished between listing and reading
-    const bool nic = fn->isNetwork();
-    if (!nic && !isGpu(*fn)) continue;
-    // A function whose place cannot be read still counts; it is just SYS from everything.
-    PciePlacement fallback;
-    fallback.address = addr;
-    fallback.numa_node = fn->numa_node;
-    PciePlacement placement = readPlacement(sysfs, addr).valueOr(fallback);
-    if (nic) {
-      inv.nics.push_back(NicFunction{.pci = std::move(fn).value(),
-                                     .placement = std::move(placement),
-                                     .netdevs = netdevsOf(sysfs, addr),
-                                     .rdma = rdmaOf(sysfs, addr, rdma_by_fn)});
-    } else {
-      inv.gpus.push_back(
-          GpuFunction{.pci = std::move(fn).value(), .placement = std::move(placement)});
+  const RdmaReadOptions rdma_opts{.gids = opts.gids};
+  std::vector<PciAddress> addrs = listPciFunctions(sysfs);
+  if (opts.vfs) {
+    auto rdma_by_fn = rdmaDevicesByFunction(sysfs, rdma_opts);
+    addFunctions(sysfs, readPciFunctions(sysfs, std::move(addrs)), rdma_by_fn, opts, inv, inv.nics);
+  } else {
+    // One stat per VF to leave it out; the PFs' hardware RDMA devices are found under them and
+    // the class directory is only read for software devices.
+    std::erase_if(addrs, [&](const PciAddress& a) {
+      return sysfs.exists("/sys/bus/pci/devices/" + a.str() + "/physfn");
+    });
+    std::vector<PciFunction> fns = readPciFunctions(sysfs, std::move(addrs));
+    auto rdma_by_fn = softwareRdmaDevicesByFunction(sysfs, rdma_opts);
+    for (const PciFunction& fn : fns) {
+      if (!fn.isNetwork()) continue;
+      std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
+      for (RdmaDevice& d : rdmaDevicesUnder(sysfs, fn.address, rdma_opts)) {
+        devs.push_back(std::move(d));
+      }
+      std::sort(devs.begin(), devs.end(),
+                [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
     }
+    addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, inv, inv.nics);
   }
-  for (const auto& n : inv.nics) {
-    for (const auto& g : inv.gpus) {
-      const Distance d = classifyDistance(n.placement, g.placement);
-      auto [it, inserted] = inv.nearest_gpu.emplace(n.pci.address, d);
-      if (!inserted && d < it->second) it->second = d;
-    }
-  }
+  for (const auto& n : inv.nics) placeNearGpus(n, inv.gpus, inv.nearest_gpu);
   return inv;
+}
+
+std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeInventory& inv,
+                                 const ScanOptions& opts) {
+  const RdmaReadOptions rdma_opts{.gids = opts.gids};
+  // What the inventory had of this PF (it, its VFs then) and what the PF links to now.
+  std::set<PciAddress> old{pf};
+  for (const NicFunction& n : inv.nics) {
+    if (n.pci.pf == pf) old.insert(n.pci.address);
+  }
+  // The PF is read twice (for its links, then with its VFs, which gives their indexes): O(VFs).
+  std::vector<PciFunction> fns;
+  for (const PciFunction& p : readPciFunctions(sysfs, {pf})) {
+    std::vector<PciAddress> addrs{pf};
+    addrs.insert(addrs.end(), p.vfs.begin(), p.vfs.end());
+    fns = readPciFunctions(sysfs, std::move(addrs));
+  }
+
+  // RDMA devices: hardware ones sit under their function; software ones (rxe, siw) are kept
+  // by name from the last scan and re-read, as their own uevent brings a full rescan anyway.
+  std::map<PciAddress, std::vector<RdmaDevice>> rdma_by_fn;
+  for (const PciFunction& fn : fns) {
+    std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
+    devs = rdmaDevicesUnder(sysfs, fn.address, rdma_opts);
+    if (const NicFunction* was = inv.nic(fn.address)) {
+      for (const RdmaDevice& d : was->rdma) {
+        if (!d.is_software) continue;
+        if (auto now = readRdmaDevice(sysfs, d.name, rdma_opts);
+            now.ok() && now->pci == fn.address) {
+          devs.push_back(std::move(now).value());
+        }
+      }
+    }
+    std::sort(devs.begin(), devs.end(),
+              [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+  }
+
+  std::vector<NicFunction> fresh;
+  NodeInventory scratch;  // GPUs among them (none expected under a PF) are ignored
+  addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, scratch, fresh);
+  std::erase_if(inv.nics, [&](const NicFunction& n) { return old.contains(n.pci.address); });
+  for (const PciAddress& a : old) inv.nearest_gpu.erase(a);
+  std::vector<PciAddress> reread;
+  for (NicFunction& n : fresh) {
+    inv.nearest_gpu.erase(n.pci.address);
+    placeNearGpus(n, inv.gpus, inv.nearest_gpu);
+    reread.push_back(n.pci.address);
+    auto at = std::lower_bound(
+        inv.nics.begin(), inv.nics.end(), n.pci.address,
+        [](const NicFunction& x, const PciAddress& a) { return x.pci.address < a; });
+    if (at != inv.nics.end() && at->pci.address == n.pci.address) {
+      *at = std::move(n);  // a VF that moved to this PF since the last scan
+    } else {
+      inv.nics.insert(at, std::move(n));
+    }
+  }
+  return reread;
+}
+
+std::optional<PciAddress> pfOf(const Sysfs& sysfs, const NodeInventory& inv, const PciAddress& fn) {
+  if (const NicFunction* n = inv.nic(fn)) return n->pci.pf.value_or(fn);
+  auto f = readPciFunction(sysfs, fn);
+  if (!f.ok() || !f->isNetwork()) return std::nullopt;
+  return f->pf.value_or(fn);
 }
 
 }  // namespace rdmanet

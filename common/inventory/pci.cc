@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <map>
 #include <utility>
 
 namespace rdmanet {
@@ -68,7 +69,12 @@ std::vector<PciAddress> listPciFunctions(const Sysfs& sysfs) {
   return out;
 }
 
-Result<PciFunction> readPciFunction(const Sysfs& sysfs, const PciAddress& addr) {
+namespace {
+
+// A function's attributes and its PF link; vf_index is left to the caller. `virtfns_out`, if
+// given, receives the function's own virtfnN links (a PF's VFs by index).
+Result<PciFunction> readAttributes(const Sysfs& sysfs, const PciAddress& addr,
+                                   std::vector<std::pair<int, PciAddress>>* virtfns_out) {
   const std::string dir = fmt::format("{}/{}", kPciDevices, addr.str());
   if (!sysfs.exists(dir)) {
     return makeError(ErrorCode::kDeviceNotFound,
@@ -84,18 +90,84 @@ Result<PciFunction> readPciFunction(const Sysfs& sysfs, const PciAddress& addr) 
   f.numa_node = static_cast<int>(sysfs.readInt(dir + "/numa_node").value_or(-1));
   if (auto group = sysfs.linkName(dir + "/iommu_group")) f.iommu_group = parseIndex(*group);
 
-  f.sriov_totalvfs = static_cast<int>(sysfs.readInt(dir + "/sriov_totalvfs").value_or(0));
-  f.sriov_numvfs = static_cast<int>(sysfs.readInt(dir + "/sriov_numvfs").value_or(0));
-  for (auto& [idx, vf] : virtfns(sysfs, dir)) f.vfs.push_back(vf);
+  // Only a function with the SR-IOV capability has sriov_* files and virtfn links: the others
+  // (every VF) skip listing their directory.
+  const auto totalvfs = sysfs.readInt(dir + "/sriov_totalvfs");
+  f.sriov_totalvfs = static_cast<int>(totalvfs.value_or(0));
+  if (totalvfs) f.sriov_numvfs = static_cast<int>(sysfs.readInt(dir + "/sriov_numvfs").value_or(0));
+  auto links = totalvfs ? virtfns(sysfs, dir) : std::vector<std::pair<int, PciAddress>>{};
+  for (auto& [idx, vf] : links) f.vfs.push_back(vf);
+  if (virtfns_out) *virtfns_out = std::move(links);
 
-  if (auto pf = linkedFunction(sysfs, dir + "/physfn")) {
-    f.pf = *pf;
-    // The VF index is not an attribute of the VF: it is the N of the PF's virtfnN link.
-    for (auto& [idx, vf] : virtfns(sysfs, fmt::format("{}/{}", kPciDevices, pf->str()))) {
-      if (vf == addr) f.vf_index = idx;
+  if (auto pf = linkedFunction(sysfs, dir + "/physfn")) f.pf = *pf;
+  return f;
+}
+
+int routingId(const PciAddress& a) { return a.bus << 8 | a.device << 3 | a.function; }
+
+// The VF index is not an attribute of the VF: it is the N of the PF's virtfnN link. SR-IOV
+// places VF N at the PF's routing ID + offset + N * stride, so one link read confirms the
+// likely N; only when that fails (a hand-made tree, an odd layout) are all links read.
+std::optional<int> vfIndexOf(const Sysfs& sysfs, const PciAddress& pf, const PciAddress& vf) {
+  const std::string pf_dir = fmt::format("{}/{}", kPciDevices, pf.str());
+  const auto offset = sysfs.readInt(pf_dir + "/sriov_offset");
+  const auto stride = sysfs.readInt(pf_dir + "/sriov_stride");
+  if (offset && stride && *stride > 0 && pf.domain == vf.domain) {
+    const long long delta = routingId(vf) - routingId(pf) - *offset;
+    if (delta >= 0 && delta % *stride == 0) {
+      const long long n = delta / *stride;
+      if (linkedFunction(sysfs, fmt::format("{}/virtfn{}", pf_dir, n)) == vf) {
+        return static_cast<int>(n);
+      }
     }
   }
+  for (auto& [idx, addr] : virtfns(sysfs, pf_dir)) {
+    if (addr == vf) return idx;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PciAddress> functionOfDevpath(std::string_view devpath) {
+  std::optional<PciAddress> last;
+  while (!devpath.empty()) {
+    const size_t slash = devpath.find('/');
+    if (auto a = PciAddress::parse(devpath.substr(0, slash)); a.ok()) last = *a;
+    if (slash == std::string_view::npos) break;
+    devpath.remove_prefix(slash + 1);
+  }
+  return last;
+}
+
+Result<PciFunction> readPciFunction(const Sysfs& sysfs, const PciAddress& addr) {
+  RDMANET_ASSIGN_OR_RETURN(PciFunction f, readAttributes(sysfs, addr, nullptr));
+  if (f.pf) f.vf_index = vfIndexOf(sysfs, *f.pf, addr);
   return f;
+}
+
+std::vector<PciFunction> readPciFunctions(const Sysfs& sysfs, std::vector<PciAddress> addrs) {
+  std::sort(addrs.begin(), addrs.end());
+  addrs.erase(std::unique(addrs.begin(), addrs.end()), addrs.end());
+  std::vector<PciFunction> out;
+  // (PF, VF) -> N, from the virtfn links of the PFs read here: each PF's links are read once.
+  std::map<std::pair<PciAddress, PciAddress>, int> index_of;
+  for (const PciAddress& addr : addrs) {
+    std::vector<std::pair<int, PciAddress>> links;
+    auto f = readAttributes(sysfs, addr, &links);
+    if (!f.ok()) continue;  // vanished between listing and reading
+    for (const auto& [idx, vf] : links) index_of.emplace(std::pair{addr, vf}, idx);
+    out.push_back(std::move(f).value());
+  }
+  for (PciFunction& f : out) {
+    if (!f.pf) continue;
+    if (auto it = index_of.find({*f.pf, f.address}); it != index_of.end()) {
+      f.vf_index = it->second;
+    } else if (!std::binary_search(addrs.begin(), addrs.end(), *f.pf)) {
+      f.vf_index = vfIndexOf(sysfs, *f.pf, f.address);
+    }
+  }
+  return out;  // in address order, as `addrs` now is
 }
 
 }  // namespace rdmanet

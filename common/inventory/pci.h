@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/base/pci_address.h"
@@ -32,6 +33,7 @@ struct PciFunction {
   std::optional<PciAddress> pf;  // set on a VF
   std::optional<int> vf_index;   // set on a VF: the N of the PF's virtfnN pointing here
 
+  bool operator==(const PciFunction&) const = default;
   bool isVf() const { return pf.has_value(); }
   bool isPf() const { return sriov_totalvfs > 0; }
   bool isNetwork() const { return (class_code >> 16) == 0x02; }
@@ -42,5 +44,13 @@ struct PciFunction {
 std::vector<PciAddress> listPciFunctions(const Sysfs& sysfs);
 // One function's attributes and SR-IOV relations. Error 100 if it does not exist.
 Result<PciFunction> readPciFunction(const Sysfs& sysfs, const PciAddress& addr);
+// The PCI function a uevent's DEVPATH belongs to: its last component that is a PCI address
+// ("/devices/pci0000:00/0000:00:01.0/0000:03:00.2/net/ens1f0v0" -> 0000:03:00.2); nullopt for
+// a virtual device.
+std::optional<PciAddress> functionOfDevpath(std::string_view devpath);
+// Several functions at once, sorted by address, duplicates dropped; functions that cannot be
+// read are left out. Each PF's virtfn links are read once and give the vf_index of its VFs in
+// the batch, so a PF with N VFs costs O(N) link reads, not O(N^2) as N readPciFunction() calls.
+std::vector<PciFunction> readPciFunctions(const Sysfs& sysfs, std::vector<PciAddress> addrs);
 
 }  // namespace rdmanet

@@ -39,12 +39,13 @@ std::pair<int, std::string> parseState(const std::optional<std::string>& raw) {
   return {parseInt(std::string_view(*raw).substr(0, colon)).value_or(0), word};
 }
 
-RdmaPort readPort(const Sysfs& sysfs, const std::string& dir, int num) {
+RdmaPort readPort(const Sysfs& sysfs, const std::string& dir, int num, bool gids) {
   RdmaPort port;
   port.num = num;
   std::tie(port.state_num, port.state) = parseState(sysfs.readOpt(dir + "/state"));
   std::tie(port.phys_state_num, port.phys_state) = parseState(sysfs.readOpt(dir + "/phys_state"));
   port.link_layer = sysfs.readOpt(dir + "/link_layer").value_or("");
+  if (!gids) return port;
   for (const auto& entry : sysfs.list(dir + "/gids")) {
     auto idx = parseInt(entry);
     if (!idx) continue;
@@ -101,6 +102,11 @@ void collectCharDevices(const Sysfs& sysfs, const std::vector<std::string>& dirs
 // The canonical in-tree path of `abs`, following every link on the way (Sysfs::resolveLink is
 // lexical, which goes wrong for a link inside a directory reached through another link).
 std::optional<std::string> canonicalInTree(const Sysfs& sysfs, std::string_view abs) {
+  // The usual case costs one readlink: a class link (/sys/class/infiniband/mlx5_0) whose target
+  // is a real directory under /sys/devices, which holds no further links on the way.
+  if (auto target = sysfs.resolveLink(abs); target && target->starts_with("/sys/devices/")) {
+    return target;
+  }
   std::error_code ec;
   const auto host = std::filesystem::canonical(sysfs.path(abs), ec);
   if (ec) return std::nullopt;
@@ -110,7 +116,8 @@ std::optional<std::string> canonicalInTree(const Sysfs& sysfs, std::string_view 
 }
 
 // Reads a device from its directory (class link or the directory under its PCI function).
-RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const std::string& name) {
+RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const std::string& name,
+                            const RdmaReadOptions& opts) {
   RdmaDevice d;
   d.name = name;
   const std::string real = canonicalInTree(sysfs, dir).value_or(dir);
@@ -122,7 +129,8 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
     if (auto fn = sysfs.linkName(dir + "/device")) {
       if (auto a = PciAddress::parse(*fn); a.ok()) d.pci = *a;
     }
-    parent_dir = canonicalInTree(sysfs, dir + "/device").value_or("");
+    // `device` is relative to the device's real directory, which `real` is.
+    parent_dir = sysfs.resolveLink(real + "/device").value_or("");
   } else if (!d.is_software) {
     // No device link but under a function: ".../0000:81:00.0/infiniband/mlx5_0".
     std::filesystem::path p(real);
@@ -145,7 +153,7 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
   }
   std::sort(ports.begin(), ports.end());
   for (const auto& [n, entry] : ports)
-    d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n));
+    d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n, opts.gids));
 
   // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
   // class directories hold every device's, and matching them costs one `ibdev` read per entry
@@ -179,7 +187,8 @@ std::vector<std::string> listRdmaDevices(const Sysfs& sysfs) {
   return names;
 }
 
-Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name) {
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
+                                  const RdmaReadOptions& opts) {
   if (!isValidRdmaName(name)) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("invalid RDMA device name \"{}\"", name));
@@ -188,22 +197,29 @@ Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name) {
   if (!sysfs.exists(dir)) {
     return makeError(ErrorCode::kDeviceNotFound, fmt::format("RDMA device {} not found", name));
   }
-  return readRdmaDeviceAt(sysfs, dir, name);
+  return readRdmaDeviceAt(sysfs, dir, name, opts);
+}
+
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
+                                         const RdmaReadOptions& opts) {
+  std::vector<RdmaDevice> out;
+  // Hardware devices sit under the function, even if their class link is missing.
+  const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", addr.str());
+  for (const auto& name : sysfs.list(under)) {  // sorted
+    if (!isValidRdmaName(name)) continue;
+    const std::string cls = fmt::format("{}/{}", kClassIb, name);
+    RdmaDevice d =
+        readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name, opts);
+    d.pci = addr;
+    out.push_back(std::move(d));
+  }
+  return out;
 }
 
 std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr) {
-  std::vector<RdmaDevice> out;
+  std::vector<RdmaDevice> out = rdmaDevicesUnder(sysfs, addr);
   std::set<std::string> seen;
-  // Hardware devices sit under the function, even if their class link is missing.
-  const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", addr.str());
-  for (const auto& name : sysfs.list(under)) {
-    if (!isValidRdmaName(name)) continue;
-    const std::string cls = fmt::format("{}/{}", kClassIb, name);
-    RdmaDevice d = readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name);
-    d.pci = addr;
-    seen.insert(name);
-    out.push_back(std::move(d));
-  }
+  for (const RdmaDevice& d : out) seen.insert(d.name);
   // Software devices: any class entry whose parent netdev belongs to this function. Checking
   // `parent` first keeps this cheap on a node with many hardware devices.
   const auto netdevs = netdevNamesOf(sysfs, addr);
@@ -219,10 +235,25 @@ std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr
   return out;
 }
 
-std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs) {
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts) {
   std::map<PciAddress, std::vector<RdmaDevice>> out;
   for (const auto& name : listRdmaDevices(sysfs)) {
-    auto d = readRdmaDevice(sysfs, name);
+    const auto real = sysfs.resolveLink(fmt::format("{}/{}", kClassIb, name));
+    if (!real || !real->starts_with("/sys/devices/virtual/")) continue;
+    auto d = readRdmaDevice(sysfs, name, opts);
+    if (!d.ok() || !d->pci) continue;
+    const PciAddress fn = *d->pci;
+    out[fn].push_back(std::move(d).value());
+  }
+  return out;
+}
+
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs,
+                                                                    const RdmaReadOptions& opts) {
+  std::map<PciAddress, std::vector<RdmaDevice>> out;
+  for (const auto& name : listRdmaDevices(sysfs)) {
+    auto d = readRdmaDevice(sysfs, name, opts);
     if (!d.ok() || !d->pci) continue;
     const PciAddress fn = *d->pci;
     out[fn].push_back(std::move(d).value());  // names arrive sorted, so each list is too

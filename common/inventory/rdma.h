@@ -22,6 +22,8 @@ struct RdmaGid {
   std::string gid;   // "fe80:0000:...", as in ports/N/gids/<index>
   std::string type;  // "RoCE v2", "IB/RoCE v1" (gid_attrs/types/<index>), empty if unknown
   std::string ndev;  // gid_attrs/ndevs/<index>, empty if unknown
+
+  bool operator==(const RdmaGid&) const = default;
 };
 
 struct RdmaPort {
@@ -32,6 +34,8 @@ struct RdmaPort {
   int phys_state_num = 0;     // 5
   std::string link_layer;     // "Ethernet" or "InfiniBand"
   std::vector<RdmaGid> gids;  // only non-zero GIDs
+
+  bool operator==(const RdmaPort&) const = default;
 };
 
 // A user-space char device of an RDMA device: uverbsN, umadN, issmN or rdma_cm.
@@ -40,6 +44,8 @@ struct RdmaCharDevice {
   std::string dev_path;  // "/dev/infiniband/uverbs0"
   int major = 0;         // from the class device's `dev` ("231:192"); 0 if unknown
   int minor = 0;
+
+  bool operator==(const RdmaCharDevice&) const = default;
 };
 
 struct RdmaDevice {
@@ -50,12 +56,28 @@ struct RdmaDevice {
   std::string node_guid;
   std::vector<RdmaPort> ports;
   std::vector<RdmaCharDevice> char_devices;  // uverbs/umad/issm of this device, plus rdma_cm
+
+  bool operator==(const RdmaDevice&) const = default;
+};
+
+// What to read of an RDMA device. The GID tables are the bulk of a device's attributes (up to
+// 255 entries per port on mlx5) and only the doctor and the CNI look at them.
+struct RdmaReadOptions {
+  bool gids = true;  // false: ports come with no GIDs
 };
 
 // Names in /sys/class/infiniband, sorted.
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
 // One RDMA device. Error 100 if absent.
-Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name);
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
+                                  const RdmaReadOptions& opts = {});
+// Software RDMA devices (rxe, siw: under /sys/devices/virtual/infiniband) grouped by the PCI
+// function of their parent netdev; one readlink per class entry to tell them from hardware ones.
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
+// Hardware RDMA devices under a PCI function (<function>/infiniband/<name>), sorted by name.
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
+                                         const RdmaReadOptions& opts = {});
 // RDMA devices belonging to a PCI function: hardware ones under it, and software ones whose
 // parent netdev is one of its netdevs.
 std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
@@ -63,6 +85,7 @@ std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr
 // belongs to (as rdmaDevicesOf() decides) and sorted by name. A whole-node scan uses this instead
 // of rdmaDevicesOf() per function, which reads every device's `parent` once per function.
 // Devices that belong to no PCI function are left out.
-std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs);
+std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
 
 }  // namespace rdmanet

@@ -23,21 +23,17 @@ std::string_view distanceName(Distance d) {
   return "SYS";
 }
 
-Result<PciePlacement> readPlacement(const Sysfs& sysfs, const PciAddress& addr) {
-  const std::string link = fmt::format("/sys/bus/pci/devices/{}", addr.str());
-  if (!sysfs.exists(link)) {
-    return makeError(ErrorCode::kDeviceNotFound,
-                     fmt::format("PCI function {} not found", addr.str()));
-  }
+namespace {
+
+// The canonical path spells the hierarchy: /sys/devices/pci0000:80/<root port>/<switch
+// upstream>/<switch downstream>/<device>. Every component between the host bridge and the
+// device itself is a PCI bridge. Anything else (a hand-made tree without links) leaves the
+// placement unknown: SYS from everything.
+PciePlacement placementFromPath(const PciAddress& addr, int numa_node, const std::string& real) {
   PciePlacement p;
   p.address = addr;
-  p.numa_node = static_cast<int>(sysfs.readInt(link + "/numa_node").value_or(-1));
-  // The canonical path spells the hierarchy: /sys/devices/pci0000:80/<root port>/<switch
-  // upstream>/<switch downstream>/<device>. Every component between the host bridge and the
-  // device itself is a PCI bridge.
-  const auto real = sysfs.resolveLink(link);
-  if (!real) return p;  // not a link (hand-made tree): placement unknown, distance SYS
-  const std::filesystem::path path(*real);
+  p.numa_node = numa_node;
+  const std::filesystem::path path(real);
   std::vector<std::string> parts;
   for (const auto& c : path) parts.push_back(c.string());
   // parts: "/", "sys", "devices", "pci0000:80", ...
@@ -50,6 +46,22 @@ Result<PciePlacement> readPlacement(const Sysfs& sysfs, const PciAddress& addr) 
     if (auto a = PciAddress::parse(parts[i]); a.ok()) p.bridges.push_back(*a);
   }
   return p;
+}
+
+}  // namespace
+
+Result<PciePlacement> readPlacement(const Sysfs& sysfs, const PciAddress& addr) {
+  const std::string link = fmt::format("/sys/bus/pci/devices/{}", addr.str());
+  if (!sysfs.exists(link)) {
+    return makeError(ErrorCode::kDeviceNotFound,
+                     fmt::format("PCI function {} not found", addr.str()));
+  }
+  const int numa = static_cast<int>(sysfs.readInt(link + "/numa_node").value_or(-1));
+  return placementFromPath(addr, numa, sysfs.resolveLink(link).value_or(""));
+}
+
+PciePlacement placementOf(const PciFunction& f) {
+  return placementFromPath(f.address, f.numa_node, f.sysfs_dir);
 }
 
 Distance classifyDistance(const PciePlacement& a, const PciePlacement& b) {

@@ -8,6 +8,7 @@
 #include "common/base/pci_address.h"
 #include "common/base/result.h"
 #include "common/base/sysfs.h"
+#include "common/inventory/pci.h"
 
 namespace rdmanet {
 
@@ -27,10 +28,14 @@ struct PciePlacement {
   std::string root_complex;         // "pci0000:80"
   std::vector<PciAddress> bridges;  // from the root port down to the device's parent bridge
   int numa_node = -1;
+
+  bool operator==(const PciePlacement&) const = default;
 };
 
 // Reads where a function sits: the chain of PCI bridges above it in /sys/devices.
 Result<PciePlacement> readPlacement(const Sysfs& sysfs, const PciAddress& addr);
+// The same from a function already read (its sysfs_dir and numa_node), without touching sysfs.
+PciePlacement placementOf(const PciFunction& f);
 // The distance class between two placed devices (symmetric).
 Distance classifyDistance(const PciePlacement& a, const PciePlacement& b);
 

@@ -105,7 +105,7 @@ int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_u
     baseline = std::move(b).value();
   }
   const Sysfs sysfs(opts->sysfs_root);
-  const NodeInventory inv = scanNode(sysfs);
+  const NodeInventory inv = scanNode(sysfs, kScan);
   const DoctorReport report = runDoctor({.sysfs = sysfs,
                                          .netlink = netlink,
                                          .options = opts->doctor,

@@ -76,6 +76,6 @@ DoctorReport runDoctor(const DoctorInputs& in, const NodeInventory& inv) {
   return out;
 }
 
-DoctorReport runDoctor(const DoctorInputs& in) { return runDoctor(in, scanNode(in.sysfs)); }
+DoctorReport runDoctor(const DoctorInputs& in) { return runDoctor(in, scanNode(in.sysfs, kScan)); }
 
 }  // namespace rdmanet::doctor

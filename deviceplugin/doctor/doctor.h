@@ -49,7 +49,11 @@ struct DoctorInputs {
   int64_t now_unix = 0;  // stamped on the snapshot this run takes
 };
 
-// Scans the node (scanNode) and runs every check.
+// How the doctor scans: the checks look at PFs and GPUs only (VFs belong to pods), so VFs are
+// left out and the doctor's cost follows the PFs, however many VFs the node has.
+inline constexpr ScanOptions kScan{.vfs = false};
+
+// Scans the node (scanNode with kScan) and runs every check.
 DoctorReport runDoctor(const DoctorInputs& in);
 // The same on an inventory the caller already holds (the daemon rescans on its own schedule).
 DoctorReport runDoctor(const DoctorInputs& in, const NodeInventory& inv);

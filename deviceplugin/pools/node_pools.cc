@@ -25,7 +25,7 @@ NodePools::NodePools(const Sysfs& sysfs, PluginConfig config, VfTableReader vf_t
     : sysfs_(sysfs), config_(std::move(config)), vf_tables_(std::move(vf_tables)) {}
 
 void NodePools::rescan() {
-  inv_ = scanNode(sysfs_);
+  inv_ = scanNode(sysfs_, {.gids = false});  // pools never look at GID tables
   moved_.observe(inv_);
   ports_.clear();  // the scan read them; HealthInputs seeds from it
   std::set<std::string> pfs;

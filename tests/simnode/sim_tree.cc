@@ -127,6 +127,11 @@ void SimTree::linkVf(const PciAddress& pf, const PciAddress& vf, int index) {
   const std::string vf_dir = dirOf(vf);
   symlink(fmt::format("{}/virtfn{}", pf_dir, index), vf_dir);
   symlink(vf_dir + "/physfn", pf_dir);
+  // The kernel's First VF Offset: VF 0's routing ID minus the PF's (stride stays 1).
+  if (index == 0 && fs::exists(host(pf_dir + "/sriov_offset"))) {
+    auto rid = [](const PciAddress& a) { return a.bus << 8 | a.device << 3 | a.function; };
+    writeAttr(pf_dir + "/sriov_offset", std::to_string(rid(vf) - rid(pf)));
+  }
 }
 
 void SimTree::bindDriver(const PciAddress& fn, const std::string& driver) {

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Device plugin scaling: fake sysfs trees (simnode --tree-only, no veths, no root needed) of 4
+# dual-port NICs = 8 PFs with N VFs each, for every N given (default 16 32 64 127, i.e. 128 to
+# 1016 VFs). Per size it measures
+#   - registration: plugin start to the fake kubelet accepting rdma/vf (wall ms), and the
+#     plugin's CPU by then (all threads, the start-up doctor's included);
+#   - resync CPU: the plugin's CPU (all threads, /proc/PID/stat) per full rescan + rebuild, over
+#     several rescans forced with --resync-interval 1, after the start-up doctor has finished;
+#   - doctor: one `rdmanet-doctor --json` over the same tree (wall ms, and its CPU ms);
+#   - RSS of the plugin at steady state.
+# Targets at 1016 VFs: registration < 500 ms, resync < 100 ms CPU, doctor < 1 s; growth of each
+# from the smallest to the largest size under 12x for 8x the devices (linear is 8x).
+#   bench/dp_scale.sh [N ...]      (run by bench/dp_bench.sh; BUILD_DIR as there, KEEP=1 keeps;
+#                                   BIN_DIR=DIR takes the four binaries from DIR, unbuilt, e.g. to
+#                                   compare with a copy of an older build)
+# Wall times suffer on a busy machine; the CPU figures hardly do. Prints the table and, last,
+# one JSON line.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+build_dir=${BUILD_DIR:-$repo/build}
+[[ $build_dir = /* ]] || build_dir=$repo/$build_dir
+keep=${KEEP:-0}
+sizes=("$@")
+((${#sizes[@]})) || sizes=(16 32 64 127)
+for n in "${sizes[@]}"; do
+  [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 127)) || { echo "dp_scale: bad size $n (1..127)" >&2; exit 1; }
+done
+resyncs=5  # rescans measured per size
+
+if [[ -n ${BIN_DIR:-} ]]; then
+  plugin=$BIN_DIR/rdmanet-device-plugin kubelet=$BIN_DIR/rdmanet-fake-kubelet
+  simnode=$BIN_DIR/rdmanet-simnode doctor=$BIN_DIR/rdmanet-doctor
+else
+  if [[ ! -f $build_dir/build.ninja ]]; then
+    cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  cmake --build "$build_dir" -j2 --target rdmanet-device-plugin rdmanet-fake-kubelet \
+    rdmanet-simnode rdmanet-doctor >/dev/null
+  plugin=$build_dir/deviceplugin/rdmanet-device-plugin
+  kubelet=$build_dir/tests/deviceplugin/rdmanet-fake-kubelet
+  simnode=$build_dir/tests/simnode/rdmanet-simnode
+  doctor=$build_dir/deviceplugin/doctor/rdmanet-doctor
+fi
+
+work=$(mktemp -d /dev/shm/dpscale.XXXXXX 2>/dev/null || mktemp -d)
+pids=()
+stop_all() {
+  { exec 3>&-; } 2>/dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  pids=()
+}
+cleanup() {
+  stop_all
+  if ((keep)); then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+# Two sockets, each with two switches holding a dual-port NIC and a GPU.
+topology() {
+  local n=$1 hb slots=""
+  nic() { echo "{\"switch\": {\"downstream\": [{\"nic\": {\"name\": \"$1\", \"ports\": 2,
+    \"vfs_per_port\": $n, \"total_vfs\": $n}}, {\"gpu\": {}}]}}"; }
+  cat <<JSON
+{"name": "scale-8x$n", "host_bridges": [
+  {"domain": 0, "bus": "0x00", "numa_node": 0, "root_ports": [$(nic ens1), $(nic ens2)]},
+  {"domain": 0, "bus": "0x80", "numa_node": 1, "root_ports": [$(nic ens3), $(nic ens4)]}]}
+JSON
+}
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+scans() { grep -c 'scanned [0-9]* NIC functions' "$1" 2>/dev/null || true; }
+scanned_at_least() { (($(scans "$1") >= $2)); }
+wait_for() {  # wait_for SECONDS COMMAND...: polls COMMAND every 20 ms until it succeeds
+  local deadline=$(($(date +%s%N) + $1 * 1000000000))
+  shift
+  until "$@"; do
+    (($(date +%s%N) < deadline)) || return 1
+    sleep 0.02
+  done
+}
+hz=$(getconf CLK_TCK)
+
+rows=()
+json=()
+for n in "${sizes[@]}"; do
+  vfs=$((8 * n))
+  dir=$work/n$n
+  mkdir -p "$dir"
+  topology "$n" >"$dir/topology.json"
+  "$simnode" up --tree-only --root "$dir/node" --topology "$dir/topology.json" >/dev/null
+
+  mkfifo "$dir/kcmd"
+  "$kubelet" --kubelet-dir "$dir/kubelet" --events "$dir/events.jsonl" --log "$dir/kubelet.log" \
+    <"$dir/kcmd" &
+  pids+=($!)
+  exec 3>"$dir/kcmd"
+  wait_for 10 test -S "$dir/kubelet/device-plugins/kubelet.sock"
+
+  t0=$(date +%s%N)
+  "$plugin" --kubelet-dir "$dir/kubelet" --sysfs-root "$dir/node" --devinfo-dir "$dir/devinfo" \
+    --metrics-addr 127.0.0.1:0 --resync-interval 1 --log-level debug 2>"$dir/plugin.log" &
+  dp=$!
+  pids+=("$dp")
+  registered() { grep -q '"accepted":true,.*"resource":"rdma/vf"' "$dir/events.jsonl" 2>/dev/null; }
+  wait_for 120 registered || { tail "$dir/plugin.log" >&2; echo "no registration" >&2; exit 1; }
+  reg=$(grep -m1 '"accepted":true,.*"resource":"rdma/vf"' "$dir/events.jsonl" |
+    grep -o '"t_ns":[0-9]*' | cut -d: -f2)
+  reg_ms=$(((reg - t0) / 1000000))
+  reg_cpu_ms=$(($(cpu_ticks "$dp") * 1000 / hz))  # sampled just after: an upper bound
+  count=$(grep '"event":"devices".*"resource":"rdma/vf"' "$dir/events.jsonl" | tail -1 |
+    grep -o '"count":[0-9]*' | cut -d: -f2)
+
+  # The start-up doctor runs on its own thread: measure resyncs once it is done.
+  wait_for 120 grep -q 'node doctor:' "$dir/plugin.log" || true
+  s0=$(scans "$dir/plugin.log")
+  wait_for 120 scanned_at_least "$dir/plugin.log" $((s0 + 1))
+  s1=$(scans "$dir/plugin.log") c1=$(cpu_ticks "$dp")
+  wait_for 300 scanned_at_least "$dir/plugin.log" $((s1 + resyncs))
+  s2=$(scans "$dir/plugin.log") c2=$(cpu_ticks "$dp")
+  rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dp/status")
+  resync_ms=$(awk -v c=$((c2 - c1)) -v s=$((s2 - s1)) -v hz="$hz" \
+    'BEGIN {printf "%.1f", c * 1000 / hz / s}')
+  stop_all
+
+  TIMEFORMAT='%R %U %S'
+  { time "$doctor" --json --sysfs-root "$dir/node" >"$dir/doctor.json" 2>"$dir/doctor.err" ||
+    true; } 2>"$dir/doctor.time"
+  read -r dr du ds <"$dir/doctor.time"
+  doctor_ms=$(awk -v r="$dr" 'BEGIN {printf "%d", r * 1000}')
+  doctor_cpu_ms=$(awk -v u="$du" -v s="$ds" 'BEGIN {printf "%d", (u + s) * 1000}')
+  grep -q '"checks"' "$dir/doctor.json" || { cat "$dir/doctor.err" >&2; echo "doctor failed" >&2; exit 1; }
+
+  "$simnode" down --root "$dir/node" >/dev/null
+  ((keep)) || rm -rf "$dir"
+  echo "  $vfs VFs: registered in $reg_ms ms ($reg_cpu_ms ms CPU, $count devices)," \
+    "resync $resync_ms ms CPU, doctor $doctor_ms ms ($doctor_cpu_ms ms CPU)," \
+    "RSS $((rss_kb / 1024)) MB" >&2
+  rows+=("$vfs $count $reg_ms $resync_ms $doctor_ms $rss_kb $reg_cpu_ms $doctor_cpu_ms")
+  json+=("{\"vfs\":$vfs,\"devices\":$count,\"registered_ms\":$reg_ms,\"registered_cpu_ms\":$reg_cpu_ms,\"resync_cpu_ms\":$resync_ms,\"doctor_ms\":$doctor_ms,\"doctor_cpu_ms\":$doctor_cpu_ms,\"rss_kb\":$rss_kb}")
+done
+
+verdict() { if awk "BEGIN {exit !($1)}"; then echo ok; else echo MISSED; fi; }
+printf '\n%-6s %-8s %-18s %-18s %-14s %s\n' VFs devices "registration ms" "resync CPU ms" \
+  "doctor ms" "RSS MB"
+for r in "${rows[@]}"; do
+  read -r vfs count reg res doc rss regc docc <<<"$r"
+  printf '%-6s %-8s %-18s %-18s %-14s %.1f\n' "$vfs" "$count" "$reg ($regc CPU)" "$res" \
+    "$doc ($docc CPU)" "$(awk -v k="$rss" 'BEGIN {print k / 1024}')"
+done
+if ((${#rows[@]} > 1)); then
+  read -r v0 _ r0 s0 d0 m0 _ <<<"${rows[0]}"
+  read -r v1 _ r1 s1 d1 m1 _ <<<"${rows[-1]}"
+  growth() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", (a > 0 ? b / a : 0)}'; }
+  limit=$(awk -v a="$v0" -v b="$v1" 'BEGIN {print 1.5 * b / a}')
+  printf '%-6s %-8s %-18s %-18s %-14s %s\n' "growth" "$(growth "$v0" "$v1")x" "$(growth "$r0" "$r1")x" \
+    "$(growth "$s0" "$s1")x" "$(growth "$d0" "$d1")x" "$(growth "$m0" "$m1")x"
+  if ((v1 == 1016)); then
+    echo "targets at 1016 VFs: registration < 500 ms [$(verdict "$r1 < 500")]," \
+      "resync < 100 ms CPU [$(verdict "$s1 < 100")], doctor < 1000 ms [$(verdict "$d1 < 1000")]"
+  fi
+  echo "growth ${v0}->${v1} VFs under $(printf '%.0f' "$limit")x:" \
+    "registration [$(verdict "$r1 < $limit * ($r0 > 0 ? $r0 : 1)")]," \
+    "resync [$(verdict "$s1 < $limit * ($s0 > 0 ? $s0 : 1)")]," \
+    "doctor [$(verdict "$d1 < $limit * ($d0 > 0 ? $d0 : 1)")]"
+fi
+(IFS=,; echo "{\"scale\":[${json[*]}]}")
