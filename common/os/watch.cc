@@ -58,26 +58,27 @@ Result<UeventSocket> UeventSocket::open() {
   return UeventSocket(std::move(guard));
 }
 
-bool UeventSocket::drainRelevant() {
-  bool relevant = false;
+std::vector<std::string> UeventSocket::drainRelevant() {
+  std::vector<std::string> out;
   std::array<char, 8192> buf;
   while (true) {
     ssize_t n = ::recv(fd_.get(), buf.data(), buf.size(), 0);
     if (n <= 0) break;
-    // "ACTION@DEVPATH\0KEY=VALUE\0...": look at ACTION and SUBSYSTEM only.
-    std::string_view action, subsystem;
+    // "ACTION@DEVPATH\0KEY=VALUE\0...": look at ACTION, SUBSYSTEM and DEVPATH only.
+    std::string_view action, subsystem, devpath;
     for (size_t off = 0; off < static_cast<size_t>(n);) {
       std::string_view field(buf.data() + off, strnlen(buf.data() + off, n - off));
       if (field.starts_with("ACTION=")) action = field.substr(7);
       if (field.starts_with("SUBSYSTEM=")) subsystem = field.substr(10);
+      if (field.starts_with("DEVPATH=")) devpath = field.substr(8);
       off += field.size() + 1;
     }
     bool change = action == "add" || action == "remove" || action == "bind" || action == "unbind";
     if (change && (subsystem == "pci" || subsystem == "net" || subsystem == "infiniband")) {
-      relevant = true;
+      out.emplace_back(devpath);
     }
   }
-  return relevant;
+  return out;
 }
 
 Result<Wakeup> Wakeup::open() {

@@ -41,9 +41,9 @@ class UeventSocket {
   // Error 5 when the socket cannot be opened (no privileges, not in the initial netns).
   static Result<UeventSocket> open();
   int fd() const { return fd_.get(); }
-  // Reads all pending uevents; true if any added/removed/rebound a PCI function, netdev or
-  // RDMA device.
-  bool drainRelevant();
+  // Reads all pending uevents; the DEVPATH ("/devices/pci0000:00/.../net/ens1f0v0") of each one
+  // that added, removed or rebound a PCI function, netdev or RDMA device, in kernel order.
+  std::vector<std::string> drainRelevant();
 
  private:
   explicit UeventSocket(Fd fd) : fd_(std::move(fd)) {}

@@ -168,8 +168,10 @@ void Daemon::runOnce(std::chrono::milliseconds max_wait) {
     } else if (p.fd == links) {
       onLinkUpdates();
     } else if (p.fd == uev) {
-      if (uevents_->drainRelevant() && !rescan_at_) {
-        rescan_at_ = deps_.clock->now() + kRescanDebounce;
+      auto paths = uevents_->drainRelevant();
+      if (!paths.empty()) {
+        pending_devpaths_.insert(pending_devpaths_.end(), paths.begin(), paths.end());
+        if (!rescan_at_) rescan_at_ = deps_.clock->now() + kRescanDebounce;
       }
     }
   }
@@ -254,7 +256,14 @@ void Daemon::runTimers(TimePoint now) {
   }
   if (rescan_at_ && *rescan_at_ <= now) {
     rescan_at_.reset();
-    rescan();
+    // uevents name what changed: re-read only those PFs (a full scan when they cannot tell).
+    if (pending_devpaths_.empty()) {
+      rescan();
+    } else if (!core_.rescanFor(pending_devpaths_)) {
+      logger(Component::kDiscovery)
+          ->debug("re-read the PFs of {} uevents", pending_devpaths_.size());
+    }
+    pending_devpaths_.clear();
     publish();
   }
   if (!recheck_at_.empty() && recheck_at_.front() <= now) {

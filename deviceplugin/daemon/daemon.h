@@ -7,8 +7,9 @@
 // What it reacts to, and how fast:
 // - link state changes (LinkSource), a PF's VF link states and RDMA port state: devices' health
 //   (pools/health.h) is recomputed and handed to the front at once (no polling);
-// - PCI/netdev/RDMA devices appearing or vanishing (uevents, new or deleted netdevs, and a
-//   periodic resync as a safety net): the inventory is rescanned and pools rebuilt;
+// - PCI/netdev/RDMA devices appearing or vanishing: a uevent re-reads only the PF (with its
+//   VFs) it concerns; new or deleted netdevs, and a periodic resync as a safety net, rescan the
+//   whole node; the pools are rebuilt;
 // - config changes (inotify on the config file's dir, or SIGHUP): the new config is validated
 //   and applied; a bad new config is logged and the running one kept;
 // - the front's own sources (kubelet restarts, registration results, ...);
@@ -105,6 +106,7 @@ class Daemon {
   bool ready_signalled_ = false;
   std::atomic<Clock::duration::rep> heartbeat_{0};
   std::optional<TimePoint> reload_at_, rescan_at_;
+  std::vector<std::string> pending_devpaths_;  // uevents waiting for the rescan debounce
   // RDMA port state settles after the link (e.g. INIT -> ACTIVE): re-read the ports of
   // recently flapped netdevs a few times after the event.
   std::set<std::string> recheck_netdevs_;

@@ -6,6 +6,8 @@ namespace rdmanet::dp {
 
 namespace {
 
+constexpr ScanOptions kScan{.gids = false};  // pools never look at GID tables
+
 // Numeric state of every port ("4: ACTIVE" -> 4); cheap enough to re-read on each link event.
 std::vector<int> readPortStates(const Sysfs& sysfs, const std::string& dev) {
   std::vector<int> out;
@@ -25,7 +27,7 @@ NodePools::NodePools(const Sysfs& sysfs, PluginConfig config, VfTableReader vf_t
     : sysfs_(sysfs), config_(std::move(config)), vf_tables_(std::move(vf_tables)) {}
 
 void NodePools::rescan() {
-  inv_ = scanNode(sysfs_, {.gids = false});  // pools never look at GID tables
+  inv_ = scanNode(sysfs_, kScan);
   moved_.observe(inv_);
   ports_.clear();  // the scan read them; HealthInputs seeds from it
   std::set<std::string> pfs;
@@ -34,6 +36,31 @@ void NodePools::rescan() {
   }
   vf_links_.clear();
   refreshVfTables(pfs);
+}
+
+bool NodePools::rescanFor(const std::vector<std::string>& devpaths) {
+  std::set<PciAddress> pfs;
+  for (const std::string& path : devpaths) {
+    auto fn = functionOfDevpath(path);
+    auto pf = fn ? pfOf(sysfs_, inv_, *fn) : std::nullopt;
+    if (!pf) {
+      rescan();
+      return true;
+    }
+    pfs.insert(*pf);
+  }
+  std::set<std::string> pf_netdevs;
+  for (const PciAddress& pf : pfs) {
+    for (const PciAddress& a : rescanPf(sysfs_, pf, inv_, kScan)) {
+      const NicFunction* fn = inv_.nic(a);
+      if (!fn) continue;
+      for (const RdmaDevice& r : fn->rdma) ports_.erase(r.name);  // the rescan read them anew
+      if (!fn->pci.vfs.empty() && !fn->netdevs.empty()) pf_netdevs.insert(fn->netdevs.front().name);
+    }
+  }
+  moved_.observe(inv_);
+  refreshVfTables(pf_netdevs);
+  return false;
 }
 
 bool NodePools::setLink(const std::string& name, LinkState state) {

@@ -50,6 +50,12 @@ class NodePools {
   // every PF's VF table.
   void rescan();
 
+  // Re-reads only the PFs (with their VFs) that the functions behind these uevent DEVPATHs
+  // belong to (rescanPf), and what depends on them. Falls back to rescan() when a path names no
+  // known PCI function (a software RDMA device, a function already gone). Returns whether it
+  // had to rescan the whole node.
+  bool rescanFor(const std::vector<std::string>& devpaths);
+
   // Netlink's word on a link (it beats sysfs). Returns true when the state changed.
   bool setLink(const std::string& name, LinkState state);
   void eraseLink(const std::string& name);
