@@ -13,19 +13,20 @@ want_build=(
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev
+  libcivetweb-dev libcli11-dev
   libgtest-dev libgmock-dev
 )
 # Test-only: real netlink peers, the reference CNI plugins, a libcni client toolchain, the VM
 # (hack/vm: busybox-static for the initramfs and guest modprobe, xz-utils to unpack the kernel,
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
-# the fake kubelet's JSON events).
+# the fake kubelet's JSON events; python3-prometheus-client parses /metrics as Prometheus would).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq
+  jq python3-prometheus-client
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)
