@@ -81,9 +81,9 @@ void defineFlags(CLI::App& app, Flags& f) {
         f.config = fs::absolute(v, ec).lexically_normal();
         if (ec) throw CLI::ValidationError("--config", "cannot resolve " + v + ": " + ec.message());
       },
-      "pool config (JSON, sriov-network-device-plugin / rdma-shared-dev-plugin format plus "
-      "rdmanet keys); default: pools rdma/vf and rdma/shared. Changes are applied live "
-      "(inotify, or SIGHUP).",
+      "pool config (JSON, sriov-network-device-plugin / rdma-shared-dev-plugin\n"
+      "format plus rdmanet keys); default: pools rdma/vf and rdma/shared.\n"
+      "Changes are applied live (inotify, or SIGHUP).",
       "FILE");
   pathOption(
       app, "--kubelet-dir", [&f](const std::string& v) { f.kubelet_dir = v; },
@@ -93,13 +93,13 @@ void defineFlags(CLI::App& app, Flags& f) {
       "directory that plays \"/\" for sysfs reads (default /)");
   pathOption(
       app, "--devinfo-dir", [&f](const std::string& v) { f.devinfo_dir = v; },
-      "device-info-spec files for Multus (default /var/run/k8s.cni.cncf.io/devinfo/dp)");
+      "device-info-spec files for Multus\n(default /var/run/k8s.cni.cncf.io/devinfo/dp)");
   pathOption(
       app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
       "where CDI specs are written with --cdi (default /var/run/cdi)");
   app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
   app.add_option("--metrics-addr", f.metrics_addr,
-                 "[HOST]:PORT for /metrics, /healthz, /readyz (default :9109; \"off\" disables)")
+                 "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
       ->type_name("ADDR");
   app.add_option("--log-level", f.log_level,
                  "trace, debug, info, warn, error or off (default info)")
@@ -111,8 +111,8 @@ void defineFlags(CLI::App& app, Flags& f) {
       ->check(cli::intIn(1, 86400));
   app.add_option_function<std::string>(
          "--doctor-interval", [&f](const std::string& v) { f.doctor_interval = *parseDuration(v); },
-         "run the node doctor's checks every D (e.g. 60s, 500ms, 5m) and export them on "
-         "/metrics as rdmanet_doctor_check{check,device}; 0 disables (default 60s)")
+         "run the node doctor's checks every D (e.g. 60s, 500ms, 5m) and export\n"
+         "them on /metrics as rdmanet_doctor_check{check,device}; 0 disables\n(default 60s)")
       ->type_name("D")
       ->check(durationValidator());
   pathOption(
@@ -120,8 +120,8 @@ void defineFlags(CLI::App& app, Flags& f) {
       "validate FILE, print its pools and exit (0 valid, 1 invalid)", "FILE");
   pathOption(
       app, "--install-cni", [&f](const std::string& v) { f.install_cni = v; },
-      "copy the `rdmanet` CNI binary installed next to this one into DIR atomically (temp "
-      "file, fsync, rename) and exit: the chart's init container");
+      "copy the `rdmanet` CNI binary installed next to this one into DIR\n"
+      "atomically (temp file, fsync, rename) and exit: the chart's init container");
 }
 
 void makeApp(CLI::App& app, Flags& f) {

@@ -5,10 +5,12 @@
 //
 // Sizing (kHttpLimits): a port scanner's idle connections, clients that send their headers one
 // byte at a time and scrapers that stop reading a large /metrics reply each hold one worker
-// until their deadline. With 128 workers, 75 such connections at once (the test in
-// tests/deviceplugin/daemon/http_stall_test.cc) leave enough workers free that /healthz is
-// answered at once; past the worker count, new connections wait in the accept queue for at
-// most one deadline. Connections are never kept alive: one request each.
+// until civetweb's deadline drops them: an idle or slow-header client after one deadline for the
+// whole request, a non-reader after a few (each write of the reply has its own: 2 s measured
+// with a 500 ms deadline). With 128 workers, 75 such connections at once (the test in
+// tests/deviceplugin/daemon/http_stall_test.cc) leave workers free, so /healthz is answered at
+// once; past the worker count, new connections wait in the accept queue until a deadline frees
+// a worker. Connections are never kept alive: one request each.
 //
 // GET and HEAD only (405 otherwise); the handler sees the path without the query string.
 // The handler is called concurrently from several workers: it must be thread-safe.
@@ -34,7 +36,7 @@ struct HttpResponse {
 struct HttpLimits {
   int workers;                        // connections served at once
   int queue;                          // accepted connections waiting for a worker
-  std::chrono::milliseconds timeout;  // to read a request, and to write each part of a reply
+  std::chrono::milliseconds timeout;  // to read a whole request; to write each part of a reply
 };
 inline constexpr HttpLimits kHttpLimits{
     .workers = 128, .queue = 128, .timeout = std::chrono::milliseconds(5000)};
@@ -47,7 +49,8 @@ class HttpServer {
   // cannot listen (port taken, no permission).
   static Result<std::unique_ptr<HttpServer>> start(const std::string& addr, Handler handler,
                                                    const HttpLimits& limits = kHttpLimits);
-  // Stops accepting, waits for the workers to finish their current connection.
+  // Stops accepting, waits for the workers to finish their current connection (about 2 s:
+  // civetweb's threads notice the stop on their next poll).
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -26,17 +26,19 @@ void defineFlags(CLI::App& app, CliOptions& o) {
   auto* dot = app.add_flag("--dot", o.dot, "print the node's topology as Graphviz dot");
   json->excludes(dot);
   app.add_option("--baseline", o.baseline,
-                 "RDMA counter baseline: saved when FILE does not exist, compared with otherwise")
+                 "RDMA counter baseline: saved when FILE does not exist,\ncompared with otherwise")
       ->type_name("FILE")
       ->check(cli::nonEmpty());
-  app.add_option("--expect-mtu", o.doctor.expect_mtu, "the MTU every RDMA netdev should have")
+  app.add_option("--expect-mtu", o.doctor.expect_mtu,
+                 "the MTU every data port must have at least (default 9000)")
       ->type_name("N")
       ->check(cli::intIn(68, 65535));
   app.add_option("--lossless-priority", o.doctor.lossless_priority,
-                 "the 802.1p priority PFC must protect (0-7)")
+                 "the 802.1p priority PFC must protect, 0-7 (default 3)")
       ->type_name("P")
       ->check(cli::intIn(0, 7));
-  app.add_option("--sysfs-root", o.sysfs_root, "directory that plays \"/\" for sysfs reads")
+  app.add_option("--sysfs-root", o.sysfs_root,
+                 "directory that plays \"/\" for sysfs reads (default /)")
       ->type_name("DIR")
       ->check(cli::nonEmpty());
 }
