@@ -208,6 +208,17 @@ TEST(HttpServerTest, ServesHandlerAnswersOnAFreePort) {
   EXPECT_THAT(head, ::testing::EndsWith("\r\n\r\n"));  // headers only
 }
 
+TEST(HttpServerTest, APortInUseIsAnIoErrorNamingTheAddress) {
+  auto handler = [](const std::string&) { return HttpResponse{}; };
+  auto first = HttpServer::start("127.0.0.1:0", handler);
+  ASSERT_TRUE(first.ok()) << first.error().msg;
+  const std::string addr = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = HttpServer::start(addr, handler);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kIoFailure);
+  EXPECT_THAT(second.error().msg, HasSubstr("cannot listen on " + addr));
+}
+
 TEST(HttpServerTest, RejectsBadAddresses) {
   for (const char* addr : {"nowhere", "1.2.3.4:99999", "not-an-ip:80", "[zz]:1"}) {
     auto srv = HttpServer::start(addr, [](const std::string&) { return HttpResponse{}; });
