@@ -1,6 +1,6 @@
 #include "deviceplugin/metrics.h"
 
-#include <fmt/format.h>
+#include "common/base/prometheus_text.h"
 
 namespace rdmanet::dp {
 
@@ -57,34 +57,26 @@ bool Metrics::ready() const {
 
 namespace {
 
-void counterFamily(std::string& out, std::string_view name, std::string_view help,
+void counterFamily(PrometheusText& out, std::string_view name, std::string_view help,
                    std::string_view label,
                    const std::map<std::pair<std::string, std::string>, uint64_t>& values) {
-  out += fmt::format("# HELP {} {}\n# TYPE {} counter\n", name, help, name);
-  for (const auto& [k, v] : values) {
-    out += fmt::format("{}{{resource=\"{}\",{}=\"{}\"}} {}\n", name, k.first, label, k.second, v);
-  }
+  out.family(name, "counter", help);
+  for (const auto& [k, v] : values) out.sample(name, {{"resource", k.first}, {label, k.second}}, v);
 }
 
 }  // namespace
 
 std::string Metrics::render() const {
   std::lock_guard lock(mu_);
-  std::string out;
-  out +=
-      "# HELP rdmanet_dp_devices Devices advertised per pool, by health.\n"
-      "# TYPE rdmanet_dp_devices gauge\n";
+  PrometheusText out;
+  out.family("rdmanet_dp_devices", "gauge", "Devices advertised per pool, by health.");
   for (const auto& [r, g] : pools_) {
-    out +=
-        fmt::format("rdmanet_dp_devices{{resource=\"{}\",health=\"healthy\"}} {}\n", r, g.healthy);
-    out += fmt::format("rdmanet_dp_devices{{resource=\"{}\",health=\"unhealthy\"}} {}\n", r,
-                       g.unhealthy);
+    out.sample("rdmanet_dp_devices", {{"resource", r}, {"health", "healthy"}}, g.healthy);
+    out.sample("rdmanet_dp_devices", {{"resource", r}, {"health", "unhealthy"}}, g.unhealthy);
   }
-  out +=
-      "# HELP rdmanet_dp_registered Whether kubelet accepted the pool's registration.\n"
-      "# TYPE rdmanet_dp_registered gauge\n";
+  out.family("rdmanet_dp_registered", "gauge", "Whether kubelet accepted the pool's registration.");
   for (const auto& [r, g] : pools_) {
-    out += fmt::format("rdmanet_dp_registered{{resource=\"{}\"}} {}\n", r, g.registered ? 1 : 0);
+    out.sample("rdmanet_dp_registered", {{"resource", r}}, g.registered ? 1 : 0);
   }
   counterFamily(out, "rdmanet_dp_registrations_total", "Registration attempts by result.", "result",
                 registrations_);
@@ -92,24 +84,13 @@ std::string Metrics::render() const {
                 transitions_);
   counterFamily(out, "rdmanet_dp_allocations_total", "Allocate container requests by result.",
                 "result", allocations_);
-  out +=
-      "# HELP rdmanet_dp_allocate_duration_seconds Time to handle one Allocate call.\n"
-      "# TYPE rdmanet_dp_allocate_duration_seconds histogram\n";
+  out.family("rdmanet_dp_allocate_duration_seconds", "histogram",
+             "Time to handle one Allocate call.");
   for (const auto& [r, h] : allocate_seconds_) {
-    for (size_t i = 0; i < kBuckets.size(); ++i) {
-      out += fmt::format(
-          "rdmanet_dp_allocate_duration_seconds_bucket{{resource=\"{}\",le=\"{}\"}} {}\n", r,
-          kBuckets[i], h.buckets[i]);
-    }
-    out += fmt::format(
-        "rdmanet_dp_allocate_duration_seconds_bucket{{resource=\"{}\",le=\"+Inf\"}} {}\n", r,
-        h.count);
-    out +=
-        fmt::format("rdmanet_dp_allocate_duration_seconds_sum{{resource=\"{}\"}} {}\n", r, h.sum);
-    out += fmt::format("rdmanet_dp_allocate_duration_seconds_count{{resource=\"{}\"}} {}\n", r,
-                       h.count);
+    out.histogram("rdmanet_dp_allocate_duration_seconds", {{"resource", r}}, kBuckets, h.buckets,
+                  h.count, h.sum);
   }
-  return out;
+  return std::move(out).str();
 }
 
 }  // namespace rdmanet::dp

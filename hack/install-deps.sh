@@ -14,6 +14,7 @@ want_build=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev
   libcurl4-openssl-dev libyaml-dev
+  libcivetweb-dev libcli11-dev
   libgtest-dev libgmock-dev
 )
 # Test-only: real netlink peers, the reference CNI plugins, a libcni client toolchain, the VM
@@ -23,7 +24,8 @@ want_build=(
 # the fake kubelet's JSON events; strace kills the CNI plugin at each syscall in the crash test;
 # perftest and rdmacm-utils for RDMA traffic between pods in the VM; mmdebstrap, podman and runc
 # build and run the container image, hack/image.sh; shellcheck and clang-tidy for the lint label;
-# openssl for the throw-away CA of the Kubernetes client's TLS tests).
+# openssl for the throw-away CA of the Kubernetes client's TLS tests;
+# python3-prometheus-client parses /metrics as Prometheus would).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc strace
   containernetworking-plugins golang-go golang-github-appc-cni-dev
@@ -31,7 +33,7 @@ want_test=(
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq perftest rdmacm-utils
   mmdebstrap podman runc
-  shellcheck clang-tidy openssl
+  shellcheck clang-tidy openssl python3-prometheus-client
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

@@ -35,18 +35,6 @@ bool hasDotDot(const std::string& path) {
 
 }  // namespace
 
-NetnsHandle& NetnsHandle::operator=(NetnsHandle&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(o.fd_, -1);
-  }
-  return *this;
-}
-
-NetnsHandle::~NetnsHandle() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 Result<NetnsHandle> NetnsHandle::open(const std::string& path) {
   if (path.empty() || path[0] != '/') {
     return makeError(ErrorCode::kInvalidEnv, "netns path \"" + path + "\" is not absolute");

@@ -4,26 +4,21 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 
 #include "common/base/result.h"
 #include "common/net/netlink.h"
+#include "common/os/fd.h"
 
 namespace rdmanet {
 
-// An open namespace file descriptor. Move-only; closes on destruction.
+// An open namespace file descriptor (an Fd, common/os/fd.h). Move-only; closes on destruction.
 class NetnsHandle {
  public:
   NetnsHandle() = default;
   explicit NetnsHandle(int fd) : fd_(fd) {}
-  NetnsHandle(NetnsHandle&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  NetnsHandle& operator=(NetnsHandle&& o) noexcept;
-  NetnsHandle(const NetnsHandle&) = delete;
-  NetnsHandle& operator=(const NetnsHandle&) = delete;
-  ~NetnsHandle();
 
-  int fd() const { return fd_; }
-  bool valid() const { return fd_ >= 0; }
+  int fd() const { return fd_.get(); }
+  bool valid() const { return fd_.get() >= 0; }
 
   // Opens a namespace by path. The path must be absolute, contain no "..", and be an nsfs
   // file (statfs magic NSFS_MAGIC) of type network namespace. Error 3 if it does not exist,
@@ -31,7 +26,7 @@ class NetnsHandle {
   static Result<NetnsHandle> open(const std::string& path);
 
  private:
-  int fd_ = -1;
+  Fd fd_;
 };
 
 // Runs work inside a network namespace with a netlink instance that belongs to it.

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/cli/command_line.h"
 #include "common/net/libnl_netlink.h"
 #include "deviceplugin/daemon/daemon.h"
 #include "deviceplugin/daemon/doctor_runner.h"
@@ -65,6 +66,10 @@ int runDevicePlugin(int argc, const char* const* argv) {
   }
   if (flags->help) {
     std::cout << usage();
+    return 0;
+  }
+  if (flags->version) {
+    std::cout << "rdmanet-device-plugin " << cli::version() << "\n";
     return 0;
   }
   if (!flags->check_config.empty()) return checkConfig(flags->check_config);

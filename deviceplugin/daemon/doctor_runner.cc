@@ -13,6 +13,17 @@
 
 namespace rdmanet::dp {
 
+namespace {
+
+// CPU time the calling thread has used so far.
+std::chrono::milliseconds threadCpuTime() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return std::chrono::milliseconds(ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+}
+
+}  // namespace
+
 DoctorRunner::DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink)
     : opts_(std::move(opts)), netlink_factory_(std::move(netlink)), thread_([this] { loop(); }) {}
 
@@ -77,6 +88,7 @@ void DoctorRunner::loop() {
   bool first = true;
   while (true) {
     const auto started = std::chrono::steady_clock::now();
+    const auto cpu_started = threadCpuTime();
     doctor::DoctorReport report =
         doctor::runDoctor({.sysfs = sysfs,
                            .netlink = netlink.get(),
@@ -98,8 +110,11 @@ void DoctorRunner::loop() {
     first = false;
     last_worst = worst;
     previous = std::move(report.counters);
+    // The cap counts the run's own CPU time, not its wall time: on a busy node a run takes
+    // longer without costing more, and must not be pushed back for it.
+    const auto cpu = threadCpuTime() - cpu_started;
     const auto pause = std::max<std::chrono::milliseconds>(
-        opts_.interval, took * 100 / std::max(1, opts_.max_cpu_percent));
+        opts_.interval, cpu * 100 / std::max(1, opts_.max_cpu_percent));
     std::unique_lock lock(mu_);
     text_ = std::move(text);
     ++runs_;

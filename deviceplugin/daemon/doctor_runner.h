@@ -36,8 +36,9 @@ struct DoctorRunnerOptions {
   // for this long when nothing releases it (kubelet absent): the doctor never competes with
   // discovery and registration for the node's CPUs. Zero: run at once.
   std::chrono::milliseconds hold{0};
-  // Bounded cost: after a run that took T, the next starts no sooner than T * 100 / this, so
-  // the doctor never takes more than this share of one core, however large the node.
+  // Bounded cost: after a run that used T of CPU time, the next starts no sooner than
+  // T * 100 / this, so the doctor never takes more than this share of one core, however large
+  // the node.
   int max_cpu_percent = 5;
 };
 

@@ -4,45 +4,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <filesystem>
-#include <string_view>
 #include <system_error>
+#include <vector>
+
+#include "common/cli/command_line.h"
 
 namespace rdmanet::dp {
 
-std::string usage() {
-  return R"(Usage: rdmanet-device-plugin [flags]
-
-Advertises RDMA-capable devices (SR-IOV VFs, shared HCA slots) to kubelet over the
-device plugin API v1beta1, with NUMA topology, event-driven health and NCCL hints.
-
-Flags:
-  --config FILE         pool config (JSON, sriov-network-device-plugin / rdma-shared-dev-plugin
-                        format plus rdmanet keys); default: pools rdma/vf and rdma/shared.
-                        Changes are applied live (inotify, or SIGHUP).
-  --kubelet-dir DIR     kubelet root; sockets live in DIR/device-plugins (default /var/lib/kubelet)
-  --sysfs-root DIR      directory that plays "/" for sysfs reads (default /)
-  --devinfo-dir DIR     device-info-spec files for Multus (default /var/run/k8s.cni.cncf.io/devinfo/dp)
-  --cdi-dir DIR         where CDI specs are written with --cdi (default /var/run/cdi)
-  --cdi                 name devices by CDI in Allocate and write the CDI specs
-  --metrics-addr ADDR   [HOST]:PORT for /metrics, /healthz, /readyz (default :9109; "off" disables)
-  --log-level LEVEL     trace, debug, info, warn, error or off (default info)
-  --resync-interval S   seconds between full rescans, a safety net behind events (default 30)
-  --doctor-interval D   run the node doctor's checks every D (e.g. 60s, 500ms, 5m) and export
-                        them on /metrics as rdmanet_doctor_check{check,device}; 0 disables
-                        (default 60s)
-  --check-config FILE   validate FILE, print its pools and exit (0 valid, 1 invalid)
-  --install-cni DIR     copy the `rdmanet` CNI binary installed next to this one into DIR
-                        atomically (temp file, fsync, rename) and exit: the chart's init container
-  --help                this text
-
-Subcommands:
-  rdmanet-device-plugin doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]
-                        [--lossless-priority P] [--sysfs-root DIR]
-                        the node's pre-training network checklist, once (as rdmanet-doctor;
-                        exit 0 pass, 1 a check FAILed, 2 usage error); `doctor --help` for more
-)";
-}
+namespace fs = std::filesystem;
 
 std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
   int64_t n = 0;
@@ -68,84 +37,119 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
 
 namespace {
 
-Error bad(std::string_view flag, std::string_view what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", flag, what));
+constexpr std::string_view kDescription =
+    "Advertises RDMA-capable devices (SR-IOV VFs, shared HCA slots) to kubelet over the\n"
+    "device plugin API v1beta1, with NUMA topology, event-driven health and NCCL hints.";
+
+constexpr std::string_view kSubcommands =
+    "Subcommands:\n"
+    "  rdmanet-device-plugin doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]\n"
+    "                        [--lossless-priority P] [--sysfs-root DIR]\n"
+    "                        the node's pre-training network checklist, once (as\n"
+    "                        rdmanet-doctor; exit 0 pass, 1 a check FAILed, 2 usage error);\n"
+    "                        `doctor --help` for more";
+
+CLI::Validator durationValidator() {
+  return CLI::Validator(
+      [](const std::string& v) {
+        return parseDuration(v) ? std::string()
+                                : fmt::format(
+                                      "\"{}\" is not a duration (e.g. 60s, 500ms, 5m; 0 "
+                                      "disables)",
+                                      v);
+      },
+      "", "duration");
+}
+
+// A string-valued option stored through `set` once it has passed the non-empty check.
+template <typename Set>
+CLI::Option* pathOption(CLI::App& app, const std::string& name, Set set, const std::string& desc,
+                        const std::string& type = "DIR") {
+  return app.add_option_function<std::string>(name, set, desc)
+      ->type_name(type)
+      ->check(cli::nonEmpty());
+}
+
+// Every flag of rdmanet-device-plugin, in the order --help lists them. A new flag is one more
+// entry here (and a field in Flags).
+void defineFlags(CLI::App& app, Flags& f) {
+  pathOption(
+      app, "--config",
+      [&f](const std::string& v) {
+        // Absolute, so that hot reload can watch its directory ("pools.json" has none).
+        std::error_code ec;
+        f.config = fs::absolute(v, ec).lexically_normal();
+        if (ec) throw CLI::ValidationError("--config", "cannot resolve " + v + ": " + ec.message());
+      },
+      "pool config (JSON, sriov-network-device-plugin / rdma-shared-dev-plugin\n"
+      "format plus rdmanet keys); default: pools rdma/vf and rdma/shared.\n"
+      "Changes are applied live (inotify, or SIGHUP).",
+      "FILE");
+  pathOption(
+      app, "--kubelet-dir", [&f](const std::string& v) { f.kubelet_dir = v; },
+      "kubelet root; sockets live in DIR/device-plugins (default /var/lib/kubelet)");
+  pathOption(
+      app, "--sysfs-root", [&f](const std::string& v) { f.sysfs_root = v; },
+      "directory that plays \"/\" for sysfs reads (default /)");
+  pathOption(
+      app, "--devinfo-dir", [&f](const std::string& v) { f.devinfo_dir = v; },
+      "device-info-spec files for Multus\n(default /var/run/k8s.cni.cncf.io/devinfo/dp)");
+  pathOption(
+      app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
+      "where CDI specs are written with --cdi (default /var/run/cdi)");
+  app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
+  app.add_option("--metrics-addr", f.metrics_addr,
+                 "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
+      ->type_name("ADDR");
+  app.add_option("--log-level", f.log_level,
+                 "trace, debug, info, warn, error or off (default info)")
+      ->type_name("LEVEL")
+      ->check(cli::nonEmpty());
+  app.add_option("--resync-interval", f.resync_seconds,
+                 "seconds between full rescans, a safety net behind events (default 30)")
+      ->type_name("S")
+      ->check(cli::intIn(1, 86400));
+  app.add_option_function<std::string>(
+         "--doctor-interval", [&f](const std::string& v) { f.doctor_interval = *parseDuration(v); },
+         "run the node doctor's checks every D (e.g. 60s, 500ms, 5m) and export\n"
+         "them on /metrics as rdmanet_doctor_check{check,device}; 0 disables\n(default 60s)")
+      ->type_name("D")
+      ->check(durationValidator());
+  pathOption(
+      app, "--check-config", [&f](const std::string& v) { f.check_config = v; },
+      "validate FILE, print its pools and exit (0 valid, 1 invalid)", "FILE");
+  pathOption(
+      app, "--install-cni", [&f](const std::string& v) { f.install_cni = v; },
+      "copy the `rdmanet` CNI binary installed next to this one into DIR\n"
+      "atomically (temp file, fsync, rename) and exit: the chart's init container");
+}
+
+void makeApp(CLI::App& app, Flags& f) {
+  app.name("rdmanet-device-plugin");
+  app.description(std::string(kDescription));
+  app.footer(std::string(kSubcommands));
+  app.get_formatter()->column_width(24);
+  cli::configure(app);
+  defineFlags(app, f);
 }
 
 }  // namespace
 
+std::string usage() {
+  Flags unused;
+  CLI::App app;
+  makeApp(app, unused);
+  return app.help();
+}
+
 Result<Flags> parseFlags(int argc, const char* const* argv) {
   Flags f;
-  for (int i = 1; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    if (!arg.starts_with("--")) return bad(arg, "unexpected argument (flags start with --)");
-    std::string_view name = arg, value;
-    bool has_value = false;
-    if (auto eq = arg.find('='); eq != std::string_view::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      has_value = true;
-    }
-    if (name == "--help" || name == "-h") {
-      f.help = true;
-      continue;
-    }
-    if (name == "--cdi") {
-      if (has_value && value != "true" && value != "false") return bad(name, "expects true|false");
-      f.cdi = !has_value || value == "true";
-      continue;
-    }
-    static constexpr std::string_view kValued[] = {
-        "--config",          "--kubelet-dir",  "--sysfs-root",     "--devinfo-dir",
-        "--cdi-dir",         "--metrics-addr", "--log-level",      "--check-config",
-        "--resync-interval", "--install-cni",  "--doctor-interval"};
-    if (std::find(std::begin(kValued), std::end(kValued), name) == std::end(kValued)) {
-      return bad(name, "unknown flag (see --help)");
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) return bad(name, "needs a value");
-      value = argv[++i];
-    }
-    if (value.empty() && name != "--metrics-addr") return bad(name, "empty value");
-    if (name == "--config") {
-      // Absolute, so that hot reload can watch its directory ("pools.json" has none).
-      std::error_code ec;
-      f.config = std::filesystem::absolute(value, ec).lexically_normal();
-      if (ec) return bad(name, fmt::format("cannot resolve {}: {}", value, ec.message()));
-    } else if (name == "--kubelet-dir") {
-      f.kubelet_dir = value;
-    } else if (name == "--sysfs-root") {
-      f.sysfs_root = value;
-    } else if (name == "--devinfo-dir") {
-      f.devinfo_dir = value;
-    } else if (name == "--cdi-dir") {
-      f.cdi_dir = value;
-    } else if (name == "--metrics-addr") {
-      f.metrics_addr = value;
-    } else if (name == "--log-level") {
-      f.log_level = value;
-    } else if (name == "--check-config") {
-      f.check_config = value;
-    } else if (name == "--install-cni") {
-      f.install_cni = value;
-    } else if (name == "--doctor-interval") {
-      auto d = parseDuration(value);
-      if (!d) {
-        return bad(
-            name, fmt::format("\"{}\" is not a duration (e.g. 60s, 500ms, 5m; 0 disables)", value));
-      }
-      f.doctor_interval = *d;
-    } else if (name == "--resync-interval") {
-      int n = 0;
-      auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-      if (ec != std::errc() || p != value.data() + value.size() || n < 1 || n > 86400) {
-        return bad(name, fmt::format("\"{}\" is not a number of seconds (1-86400)", value));
-      }
-      f.resync_seconds = n;
-    } else {
-      return bad(name, "unknown flag (see --help)");
-    }
-  }
+  CLI::App app;
+  makeApp(app, f);
+  const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  RDMANET_ASSIGN_OR_RETURN(const cli::Parsed parsed, cli::parse(app, args));
+  f.help = parsed == cli::Parsed::kHelp;
+  f.version = parsed == cli::Parsed::kVersion;
   return f;
 }
 

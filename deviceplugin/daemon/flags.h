@@ -1,5 +1,7 @@
 #pragma once
-// Command line of rdmanet-device-plugin. Every flag takes "--flag VALUE" or "--flag=VALUE".
+// Command line of rdmanet-device-plugin, parsed with CLI11 (common/cli/command_line.h: every
+// flag takes "--flag VALUE" or "--flag=VALUE"; errors name the flag). The flags are defined in
+// one table in flags.cc (defineFlags), which also generates --help.
 
 #include <chrono>
 #include <filesystem>
@@ -25,11 +27,13 @@ struct Flags {
   std::filesystem::path install_cni{};   // copy the sibling `rdmanet` binary into DIR, exit
   // Period of the node doctor's checks exported on /metrics; 0 disables them.
   std::chrono::milliseconds doctor_interval{std::chrono::seconds(60)};
-  bool help = false;
+  bool help = false;     // --help: print usage() and exit 0
+  bool version = false;  // --version: print cli::version() and exit 0
 };
 
 // Error 7 naming the flag for an unknown flag, a missing value or a bad value.
 Result<Flags> parseFlags(int argc, const char* const* argv);
+// The generated --help text: every flag with its default, and the doctor subcommand.
 std::string usage();
 
 // "90s", "500ms", "5m", "1h", or a bare number of seconds; "0" is allowed (disabled). nullopt

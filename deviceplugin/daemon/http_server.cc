@@ -1,21 +1,18 @@
 #include "deviceplugin/daemon/http_server.h"
 
 #include <arpa/inet.h>
+#include <civetweb.h>
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <charconv>
-#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
 
 namespace {
-
-constexpr size_t kMaxRequest = 8192;
-constexpr int kIoTimeoutMs = 2000;
 
 std::string_view reason(int status) {
   switch (status) {
@@ -32,124 +29,108 @@ std::string_view reason(int status) {
   }
 }
 
-void writeAll(int fd, std::string_view s) {
-  while (!s.empty()) {
-    ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    s.remove_prefix(static_cast<size_t>(n));
-  }
+Error badAddr(std::string_view what) {
+  return makeError(ErrorCode::kInvalidConfig, fmt::format("--metrics-addr: {}", what));
 }
 
-}  // namespace
-
-Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& addr, Handler handler) {
+// "[HOST]:PORT" in our syntax (validated here, so the message names the flag) to civetweb's
+// listening_ports syntax: "PORT" (all IPv4 addresses), "a.b.c.d:PORT" or "[v6]:PORT".
+Result<std::string> listeningPort(const std::string& addr) {
   auto colon = addr.rfind(':');
-  if (colon == std::string::npos) {
-    return makeError(ErrorCode::kInvalidConfig,
-                     fmt::format("--metrics-addr: \"{}\" is not [HOST]:PORT", addr));
-  }
+  if (colon == std::string::npos) return badAddr(fmt::format("\"{}\" is not [HOST]:PORT", addr));
   std::string host = addr.substr(0, colon);
   int port = -1;
   std::string_view ps = std::string_view(addr).substr(colon + 1);
   auto [p, ec] = std::from_chars(ps.data(), ps.data() + ps.size(), port);
   if (ec != std::errc() || p != ps.data() + ps.size() || port < 0 || port > 65535) {
-    return makeError(ErrorCode::kInvalidConfig,
-                     fmt::format("--metrics-addr: \"{}\" has no valid port", addr));
+    return badAddr(fmt::format("\"{}\" has no valid port", addr));
   }
-  bool v6 = host.size() >= 2 && host.front() == '[' && host.back() == ']';
-  if (v6) host = host.substr(1, host.size() - 2);
-  sockaddr_storage ss{};
-  socklen_t len;
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(static_cast<uint16_t>(port));
-    if (inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) != 1) {
-      return makeError(ErrorCode::kInvalidConfig, fmt::format("--metrics-addr: bad host {}", host));
+  if (host.empty()) return std::to_string(port);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    in6_addr a6{};
+    if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a6) != 1) {
+      return badAddr(fmt::format("bad host {}", host));
     }
-    len = sizeof(*a);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(static_cast<uint16_t>(port));
-    if (host.empty()) {
-      a->sin_addr.s_addr = htonl(INADDR_ANY);
-    } else if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) {
-      return makeError(ErrorCode::kInvalidConfig, fmt::format("--metrics-addr: bad host {}", host));
-    }
-    len = sizeof(*a);
+    return fmt::format("{}:{}", host, port);
   }
-  int fd = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return errnoError(ErrorCode::kIoFailure, errno, "metrics socket");
-  Fd guard(fd);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&ss), len) != 0 || ::listen(fd, 16) != 0) {
-    return errnoError(ErrorCode::kIoFailure, errno, fmt::format("cannot listen on {}", addr));
-  }
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len);
-  int bound = ntohs(ss.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port
-                                             : reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-  RDMANET_ASSIGN_OR_RETURN(Wakeup stop, Wakeup::open());
-  return std::unique_ptr<HttpServer>(
-      new HttpServer(std::move(guard), bound, std::move(handler), std::move(stop)));
+  in_addr a4{};
+  if (inet_pton(AF_INET, host.c_str(), &a4) != 1) return badAddr(fmt::format("bad host {}", host));
+  return fmt::format("{}:{}", host, port);
 }
 
-HttpServer::HttpServer(Fd listener, int port, Handler handler, Wakeup stop)
-    : listener_(std::move(listener)),
-      port_(port),
-      handler_(std::move(handler)),
-      stop_(std::move(stop)) {
-  thread_ = std::thread([this] { loop(); });
+int logMessage(const mg_connection*, const char* message) {
+  logger(Component::kMetrics)->debug("http: {}", message);
+  return 1;  // handled: civetweb writes no log of its own
+}
+
+}  // namespace
+
+Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& addr, Handler handler,
+                                                      const HttpLimits& limits) {
+  RDMANET_ASSIGN_OR_RETURN(const std::string ports, listeningPort(addr));
+  // No document_root: civetweb serves no files, only the handler below. No linger timeout:
+  // SO_LINGER 0 would reset the connection and drop a reply still in the socket buffer.
+  const std::pair<const char*, std::string> settings[] = {
+      {"listening_ports", ports},
+      {"num_threads", std::to_string(limits.workers)},
+      {"connection_queue", std::to_string(limits.queue)},
+      {"listen_backlog", std::to_string(limits.queue)},
+      {"request_timeout_ms", std::to_string(limits.timeout.count())},
+      {"enable_keep_alive", "no"},
+  };
+  std::vector<const char*> options;
+  for (const auto& [key, value] : settings) {
+    options.push_back(key);
+    options.push_back(value.c_str());
+  }
+  options.push_back(nullptr);
+  mg_callbacks callbacks{};
+  callbacks.log_message = logMessage;
+  std::unique_ptr<HttpServer> server(new HttpServer(std::move(handler)));
+  mg_init_library(0);
+  mg_init_data init{
+      .callbacks = &callbacks, .user_data = server.get(), .configuration_options = options.data()};
+  char text[256] = {};
+  unsigned code = 0;
+  mg_error_data error{.code = &code, .text = text, .text_buffer_size = sizeof(text)};
+  server->ctx_ = mg_start2(&init, &error);
+  if (server->ctx_ == nullptr) {
+    mg_exit_library();
+    return makeError(ErrorCode::kIoFailure, fmt::format("cannot listen on {}: {}", addr, text));
+  }
+  // Every path: the handler answers 404 for what it does not know.
+  mg_set_request_handler(server->ctx_, "**", &HttpServer::serve, server.get());
+  mg_server_port bound[1] = {};
+  if (mg_get_server_ports(server->ctx_, 1, bound) == 1) server->port_ = bound[0].port;
+  return server;
 }
 
 HttpServer::~HttpServer() {
-  stop_.notify();
-  thread_.join();
-}
-
-void HttpServer::loop() {
-  while (true) {
-    pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_.fd(), POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) continue;
-    if (fds[1].revents) return;
-    int c = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (c < 0) continue;
-    Fd conn(c);
-    serveOne(c);
+  if (ctx_ != nullptr) {
+    mg_stop(ctx_);
+    mg_exit_library();
   }
 }
 
-void HttpServer::serveOne(int fd) {
-  std::string req;
-  char buf[1024];
-  while (req.find("\r\n\r\n") == std::string::npos && req.size() < kMaxRequest) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, kIoTimeoutMs) <= 0) return;  // a stalled client must not block probes
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0) return;
-    req.append(buf, static_cast<size_t>(n));
-  }
-  std::string_view line(req.data(),
-                        req.find("\r\n") == std::string::npos ? req.size() : req.find("\r\n"));
+int HttpServer::serve(mg_connection* conn, void* self) {
+  const auto& server = *static_cast<const HttpServer*>(self);
+  const mg_request_info* req = mg_get_request_info(conn);
+  const std::string_view method = req->request_method ? req->request_method : "";
   HttpResponse resp;
-  auto sp1 = line.find(' ');
-  auto sp2 = line.find(' ', sp1 == std::string_view::npos ? 0 : sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos) {
-    resp = {400, "text/plain", "bad request\n"};
-  } else if (line.substr(0, sp1) != "GET" && line.substr(0, sp1) != "HEAD") {
+  if (method != "GET" && method != "HEAD") {
     resp = {405, "text/plain", "only GET\n"};
   } else {
-    std::string path(line.substr(sp1 + 1, sp2 - sp1 - 1));
-    if (auto q = path.find('?'); q != std::string::npos) path.resize(q);
-    resp = handler_(path);
+    resp = server.handler_(req->local_uri ? req->local_uri : "/");
   }
-  bool head = line.starts_with("HEAD ");
-  writeAll(fd, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
-                           "Connection: close\r\n\r\n",
-                           resp.status, reason(resp.status), resp.content_type, resp.body.size()));
-  if (!head) writeAll(fd, resp.body);
+  const std::string head = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n"
+      "Connection: close\r\n\r\n",
+      resp.status, reason(resp.status), resp.content_type, resp.body.size());
+  // A client that stops reading fails these after the timeout; nothing else to do then.
+  if (mg_write(conn, head.data(), head.size()) > 0 && method != "HEAD") {
+    (void)mg_write(conn, resp.body.data(), resp.body.size());
+  }
+  return resp.status;
 }
 
 }  // namespace rdmanet::dp

@@ -8,25 +8,14 @@
 #include <cerrno>
 #include <string>
 
-#include "common/os/watch.h"
+#include "common/os/atomic_file.h"
+#include "common/os/fd.h"
 
 namespace rdmanet::dp {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// write(2) may be partial; EINTR is retried.
-Status writeAll(int fd, const char* data, size_t len, const fs::path& to) {
-  while (len > 0) {
-    ssize_t n = ::write(fd, data, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return errnoError(ErrorCode::kIoFailure, errno, "write " + to.string());
-    data += n;
-    len -= static_cast<size_t>(n);
-  }
-  return okStatus();
-}
 
 Status copyInto(int in, int out, const fs::path& to) {
   std::array<char, 1 << 16> buf;
@@ -35,7 +24,13 @@ Status copyInto(int in, int out, const fs::path& to) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return errnoError(ErrorCode::kIoFailure, errno, "read the CNI binary");
     if (n == 0) return okStatus();
-    RDMANET_RETURN_IF_ERROR(writeAll(out, buf.data(), static_cast<size_t>(n), to));
+    // write(2) may be partial; EINTR is retried.
+    for (size_t done = 0; done < static_cast<size_t>(n);) {
+      const ssize_t w = ::write(out, buf.data() + done, static_cast<size_t>(n) - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return errnoError(ErrorCode::kIoFailure, errno, "write " + to.string());
+      done += static_cast<size_t>(w);
+    }
   }
 }
 
@@ -88,36 +83,12 @@ Status installCniBinary(const fs::path& src, const fs::path& dest_dir) {
     return makeError(ErrorCode::kInvalidConfig, dest_dir.string() + " is not a directory");
   }
   RDMANET_ASSIGN_OR_RETURN(Fd in, openSource(src));
-  const fs::path tmp = dest_dir / kCniTempName;
-  const fs::path final_path = dest_dir / kCniBinaryName;
-  // A temp file left by an interrupted earlier run (or planted as a symlink) is replaced, never
-  // followed: unlink, then O_EXCL | O_NOFOLLOW.
-  (void)::unlink(tmp.c_str());
-  Fd out(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (out.get() < 0) return errnoError(ErrorCode::kIoFailure, errno, "create " + tmp.string());
-  auto fail = [&](Error e) {
-    (void)::unlink(tmp.c_str());
-    return e;
-  };
-  if (auto st = copyInto(in.get(), out.get(), tmp); !st.ok()) return fail(st.error());
-  if (::fchmod(out.get(), 0755) != 0) {
-    return fail(errnoError(ErrorCode::kIoFailure, errno, "chmod " + tmp.string()));
-  }
-  if (::fsync(out.get()) != 0) {
-    return fail(errnoError(ErrorCode::kIoFailure, errno, "fsync " + tmp.string()));
-  }
-  if (::close(out.release()) != 0) {
-    return fail(errnoError(ErrorCode::kIoFailure, errno, "close " + tmp.string()));
-  }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
-    return fail(errnoError(ErrorCode::kIoFailure, errno,
-                           "rename " + tmp.string() + " to " + final_path.string()));
-  }
-  Fd dir(::open(dest_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir.get() < 0 || ::fsync(dir.get()) != 0) {
-    return errnoError(ErrorCode::kIoFailure, errno, "fsync " + dest_dir.string());
-  }
-  return okStatus();
+  // Temp files of an earlier init container killed half-way (writeFileAtomic's, unheld).
+  (void)sweepAtomicTemps(dest_dir);
+  return writeFileAtomicWith(
+      dest_dir / kCniBinaryName,
+      [&](int out, const fs::path& tmp) { return copyInto(in.get(), out, tmp); },
+      {.mode = 0755, .durable = true});
 }
 
 }  // namespace rdmanet::dp

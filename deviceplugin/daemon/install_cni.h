@@ -3,10 +3,11 @@
 // binary on the host with it (the runtime image has no shell, so no `cp`).
 //
 // The runtime (containerd, CRI-O) may exec DIR/rdmanet at any moment, including while an
-// upgrade replaces it, so the new binary is written to DIR/.rdmanet.tmp, fsynced, made 0755 and
-// renamed over DIR/rdmanet; the directory is fsynced so the rename survives a crash. A runtime
-// sees the old or the new binary, never a partial one. On failure the temp file is removed and
-// DIR/rdmanet is left as it was.
+// upgrade replaces it, so the new binary is written with writeFileAtomic (common/os/atomic_file.h:
+// a held temp file DIR/rdmanet.rdmanet-tmp.<pid>, fsynced, made 0755 and renamed over
+// DIR/rdmanet; the directory is fsynced so the rename survives a crash). A runtime sees the old
+// or the new binary, never a partial one. On failure the temp file is removed and DIR/rdmanet is
+// left as it was; temp files of an earlier run that was killed are swept first.
 
 #include <filesystem>
 #include <string_view>
@@ -16,7 +17,6 @@
 namespace rdmanet::dp {
 
 inline constexpr std::string_view kCniBinaryName = "rdmanet";
-inline constexpr std::string_view kCniTempName = ".rdmanet.tmp";
 
 // The directory holding the running executable: /proc/self/exe's directory, or, where /proc is
 // not mounted (a chroot, some minimal sandboxes), that of `argv0` when it is an absolute path.

@@ -1,10 +1,10 @@
 #include "deviceplugin/doctor/cli.h"
 
-#include <charconv>
 #include <filesystem>
 #include <optional>
 
 #include "common/base/sysfs.h"
+#include "common/cli/command_line.h"
 #include "common/inventory/node.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
@@ -12,68 +12,53 @@
 namespace rdmanet::doctor {
 namespace {
 
-Error usageError(const std::string& msg) { return makeError(ErrorCode::kInvalidConfig, msg); }
+constexpr const char* kDescription =
+    "Runs the pre-training network checklist on this node. Exit 0: no FAIL; 1: a check\n"
+    "FAILed; 2: usage error. --baseline FILE saves the RDMA counters when FILE does not\n"
+    "exist, and otherwise reports their growth since it.";
 
-Result<int> intIn(const std::string& flag, const std::string& v, int lo, int hi) {
-  int n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi) {
-    return usageError(flag + ": \"" + v + "\" is not an integer in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "]");
-  }
-  return n;
+// Every flag of rdmanet-doctor (and `rdmanet-device-plugin doctor`), in --help's order.
+void defineFlags(CLI::App& app, CliOptions& o) {
+  app.name("rdmanet-doctor");
+  app.description(kDescription);
+  cli::configure(app);
+  auto* json = app.add_flag("--json", o.json, "print the report as JSON");
+  auto* dot = app.add_flag("--dot", o.dot, "print the node's topology as Graphviz dot");
+  json->excludes(dot);
+  app.add_option("--baseline", o.baseline,
+                 "RDMA counter baseline: saved when FILE does not exist,\ncompared with otherwise")
+      ->type_name("FILE")
+      ->check(cli::nonEmpty());
+  app.add_option("--expect-mtu", o.doctor.expect_mtu,
+                 "the MTU every data port must have at least (default 9000)")
+      ->type_name("N")
+      ->check(cli::intIn(68, 65535));
+  app.add_option("--lossless-priority", o.doctor.lossless_priority,
+                 "the 802.1p priority PFC must protect, 0-7 (default 3)")
+      ->type_name("P")
+      ->check(cli::intIn(0, 7));
+  app.add_option("--sysfs-root", o.sysfs_root,
+                 "directory that plays \"/\" for sysfs reads (default /)")
+      ->type_name("DIR")
+      ->check(cli::nonEmpty());
 }
 
 }  // namespace
 
 std::string usage() {
-  return "usage: rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]\n"
-         "                      [--lossless-priority P] [--sysfs-root DIR]\n"
-         "Runs the pre-training network checklist on this node. Exit 0: no FAIL; 1: a check\n"
-         "FAILed; 2: usage error. --baseline FILE saves the RDMA counters when FILE does not\n"
-         "exist, and otherwise reports their growth since it.\n";
+  CliOptions unused;
+  CLI::App app;
+  defineFlags(app, unused);
+  return app.help();
 }
 
 Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
   CliOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
-      inline_value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    }
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return usageError(flag + " needs a value");
-      return args[++i];
-    };
-    if ((flag == "--json" || flag == "--dot" || flag == "--help" || flag == "-h") && inline_value) {
-      return usageError(flag + " takes no value");
-    }
-    if (flag == "--json") {
-      o.json = true;
-    } else if (flag == "--dot") {
-      o.dot = true;
-    } else if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--baseline") {
-      RDMANET_ASSIGN_OR_RETURN(o.baseline, value());
-      if (o.baseline.empty()) return usageError("--baseline needs a file name");
-    } else if (flag == "--sysfs-root") {
-      RDMANET_ASSIGN_OR_RETURN(o.sysfs_root, value());
-      if (o.sysfs_root.empty()) return usageError("--sysfs-root needs a directory");
-    } else if (flag == "--expect-mtu") {
-      RDMANET_ASSIGN_OR_RETURN(std::string v, value());
-      RDMANET_ASSIGN_OR_RETURN(o.doctor.expect_mtu, intIn(flag, v, 68, 65535));
-    } else if (flag == "--lossless-priority") {
-      RDMANET_ASSIGN_OR_RETURN(std::string v, value());
-      RDMANET_ASSIGN_OR_RETURN(o.doctor.lossless_priority, intIn(flag, v, 0, 7));
-    } else {
-      return usageError("unknown argument \"" + args[i] + "\"");
-    }
-  }
-  if (o.json && o.dot) return usageError("--json and --dot are exclusive");
+  CLI::App app;
+  defineFlags(app, o);
+  RDMANET_ASSIGN_OR_RETURN(const cli::Parsed parsed, cli::parse(app, args));
+  o.help = parsed == cli::Parsed::kHelp;
+  o.version = parsed == cli::Parsed::kVersion;
   return o;
 }
 
@@ -86,6 +71,10 @@ int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_u
   }
   if (opts->help) {
     out << usage();
+    return 0;
+  }
+  if (opts->version) {
+    out << "rdmanet-doctor " << cli::version() << "\n";
     return 0;
   }
   std::error_code ec;

@@ -1,5 +1,6 @@
 #pragma once
 // The `rdmanet-doctor` command line, as a library so the integration test and main.cc share it.
+// Parsed with CLI11 (common/cli/command_line.h; --help is generated, --version exists):
 //
 //   rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]
 //                  [--lossless-priority P] [--sysfs-root DIR]
@@ -24,13 +25,16 @@ struct CliOptions {
   bool json = false;
   bool dot = false;
   bool help = false;
+  bool version = false;
   std::string baseline{};
   std::string sysfs_root = "/";
   DoctorOptions doctor{};
 };
 
+// The generated --help text ("usage: rdmanet-doctor [OPTIONS]" and every flag).
 std::string usage();
-// args excludes argv[0]. Error 7 naming the flag on anything invalid.
+// args excludes argv[0]. Error 7 naming the flag on anything invalid (--json and --dot
+// together: "--json excludes --dot").
 Result<CliOptions> parseArgs(const std::vector<std::string>& args);
 
 // One doctor run: the report on `out`, notes and errors on `err`; returns the exit code.

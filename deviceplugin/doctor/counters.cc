@@ -1,9 +1,6 @@
 #include "deviceplugin/doctor/counters.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -13,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
+
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::doctor {
 namespace {
@@ -141,34 +140,8 @@ Result<CounterSnapshot> loadBaseline(const std::string& file) {
 }
 
 Status saveBaseline(const std::string& file, const CounterSnapshot& snap) {
-  const std::string tmp = file + ".tmp";
-  const std::string body = snapshotToJson(snap);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return errnoError(ErrorCode::kIoFailure, errno, "creating " + tmp);
-  size_t done = 0;
-  while (done < body.size()) {
-    const ssize_t n = ::write(fd, body.data() + done, body.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return errnoError(ErrorCode::kIoFailure, err, "writing " + tmp);
-    }
-    done += static_cast<size_t>(n);
-  }
-  // fsync before rename so a crash leaves either the old baseline or the whole new one.
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return errnoError(ErrorCode::kIoFailure, err, "writing " + tmp);
-  }
-  if (::rename(tmp.c_str(), file.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return errnoError(ErrorCode::kIoFailure, err, "renaming " + tmp + " to " + file);
-  }
-  return okStatus();
+  // Durable: a crash leaves either the old baseline or the whole new one.
+  return writeFileAtomic(file, snapshotToJson(snap), {.mode = 0600, .durable = true});
 }
 
 std::vector<CounterDelta> counterDeltas(const CounterSnapshot& before, const CounterSnapshot& now) {

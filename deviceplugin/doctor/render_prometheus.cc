@@ -1,62 +1,37 @@
 // The doctor's results as Prometheus gauges, for the device plugin's /metrics.
-#include <fmt/format.h>
-
+#include "common/base/prometheus_text.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
 namespace rdmanet::doctor {
-namespace {
-
-// Label values escape backslash, double quote and newline (exposition format 0.0.4).
-std::string esc(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string renderPrometheus(const DoctorReport& report) {
-  std::string out =
-      "# HELP rdmanet_doctor_check Node doctor check result: 0 pass, 1 warn, 2 fail, 3 unknown.\n"
-      "# TYPE rdmanet_doctor_check gauge\n";
+  PrometheusText out;
+  out.family("rdmanet_doctor_check", "gauge",
+             "Node doctor check result: 0 pass, 1 warn, 2 fail, 3 unknown.");
   for (const auto& r : report.results) {
-    out += fmt::format("rdmanet_doctor_check{{check=\"{}\",device=\"{}\"}} {}\n", esc(r.check),
-                       esc(r.device), static_cast<int>(r.verdict));
+    out.sample("rdmanet_doctor_check", {{"check", r.check}, {"device", r.device}},
+               static_cast<int>(r.verdict));
   }
-  out +=
-      "# HELP rdmanet_doctor_rdma_counter RDMA port error, retransmit and congestion counters.\n"
-      "# TYPE rdmanet_doctor_rdma_counter counter\n";
+  out.family("rdmanet_doctor_rdma_counter", "counter",
+             "RDMA port error, retransmit and congestion counters.");
   for (const auto& [port, counters] : report.counters.ports) {
     for (const auto& [name, v] : counters) {
       const auto cls = classifyCounter(name);
       if (!cls) continue;
-      out +=
-          fmt::format("rdmanet_doctor_rdma_counter{{port=\"{}\",counter=\"{}\",class=\"{}\"}} {}\n",
-                      esc(port), esc(name), counterClassName(*cls), v);
+      out.sample("rdmanet_doctor_rdma_counter",
+                 {{"port", port}, {"counter", name}, {"class", counterClassName(*cls)}}, v);
     }
   }
-  if (!report.has_baseline) return out;
-  out +=
-      "# HELP rdmanet_doctor_counter_delta Growth of an RDMA port counter since the previous "
-      "doctor run (0 after a reset).\n"
-      "# TYPE rdmanet_doctor_counter_delta gauge\n";
+  if (!report.has_baseline) return std::move(out).str();
+  out.family("rdmanet_doctor_counter_delta", "gauge",
+             "Growth of an RDMA port counter since the previous doctor run (0 after a reset).");
   for (const auto& d : report.deltas) {
-    out +=
-        fmt::format("rdmanet_doctor_counter_delta{{port=\"{}\",counter=\"{}\",class=\"{}\"}} {}\n",
-                    esc(d.port), esc(d.counter), counterClassName(d.cls), d.delta());
+    out.sample("rdmanet_doctor_counter_delta",
+               {{"port", d.port}, {"counter", d.counter}, {"class", counterClassName(d.cls)}},
+               d.delta());
   }
-  return out;
+  return std::move(out).str();
 }
 
 }  // namespace rdmanet::doctor

@@ -1,20 +1,22 @@
 #include "deviceplugin/pools/artifacts.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::dp {
 
 namespace fs = std::filesystem;
 
-Status writeFileAtomic(const fs::path& path, std::string_view content, fs::perms mode) {
+namespace {
+
+// Artifact directories are made on demand (0700: only the runtime and Multus, as root, read
+// them), then the file is replaced atomically (common/os/atomic_file.h). No fsync: these files
+// live under /var/run (tmpfs) and are rewritten on start, so only atomicity towards concurrent
+// readers matters; an fsync per file would slow pool start-up on a disk-backed test dir.
+Status writeArtifact(const fs::path& path, std::string_view content) {
   std::error_code ec;
-  fs::path dir = path.parent_path();
+  const fs::path dir = path.parent_path();
   if (!fs::exists(dir, ec)) {
     fs::create_directories(dir, ec);
     if (ec) {
@@ -23,41 +25,10 @@ Status writeFileAtomic(const fs::path& path, std::string_view content, fs::perms
     }
     fs::permissions(dir, fs::perms::owner_all, ec);
   }
-  std::string tmpl = (dir / ("." + path.filename().string() + ".XXXXXX")).string();
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0) {
-    return errnoError(ErrorCode::kIoFailure, errno,
-                      fmt::format("cannot create temp in {}", dir.string()));
-  }
-  size_t off = 0;
-  while (off < content.size()) {
-    ssize_t n = ::write(fd, content.data() + off, content.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      return errnoError(ErrorCode::kIoFailure, err, fmt::format("cannot write {}", tmpl));
-    }
-    off += static_cast<size_t>(n);
-  }
-  ::fchmod(fd, static_cast<mode_t>(mode));
-  // No fsync: these files live under /var/run (tmpfs) and are rewritten on start, so only
-  // atomicity towards concurrent readers matters, which rename(2) gives. An fsync per file would
-  // cost ~ms each on a disk-backed test dir and slow pool start-up.
-  if (::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    return errnoError(ErrorCode::kIoFailure, err, fmt::format("cannot sync {}", tmpl));
-  }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    return errnoError(ErrorCode::kIoFailure, err,
-                      fmt::format("cannot rename to {}", path.string()));
-  }
-  return okStatus();
+  return writeFileAtomic(path, content, {.mode = 0600, .durable = false});
 }
+
+}  // namespace
 
 namespace {
 
@@ -94,7 +65,7 @@ std::string cdiSpecFileName(const PoolConfig& cfg) {
 }
 
 Status writeCdiSpec(const fs::path& dir, const Pool& pool) {
-  return writeFileAtomic(dir / cdiSpecFileName(pool.config), cdiSpec(pool).dump(2) + "\n");
+  return writeArtifact(dir / cdiSpecFileName(pool.config), cdiSpec(pool).dump(2) + "\n");
 }
 
 void removeCdiSpec(const fs::path& dir, const PoolConfig& cfg) {
@@ -114,7 +85,7 @@ std::string deviceInfoFileName(const PoolConfig& cfg, const std::string& id) {
 }
 
 Status writeDeviceInfo(const fs::path& dir, const PoolConfig& cfg, const PoolDevice& d) {
-  return writeFileAtomic(dir / deviceInfoFileName(cfg, d.id), deviceInfo(d).dump() + "\n");
+  return writeArtifact(dir / deviceInfoFileName(cfg, d.id), deviceInfo(d).dump() + "\n");
 }
 
 }  // namespace rdmanet::dp

@@ -1,6 +1,6 @@
 #pragma once
-// Files the plugin writes for other node components, always atomically (temp file + rename, so a
-// reader never sees half a file), mode 0600, creating missing directories 0700:
+// Files the plugin writes for other node components, always atomically (common/os/atomic_file.h:
+// a reader never sees half a file), mode 0600, creating missing directories 0700:
 // - a CDI spec per pool (--cdi), read by the container runtime for `cdi_devices`;
 // - device-info-spec 1.1.0 files per allocated device, read by Multus and the CNI
 //   (<devinfo-dir>/<prefix>-<name>-<id>-device.json, the path network-attachment-definition-client
@@ -18,11 +18,6 @@ namespace rdmanet::dp {
 
 inline constexpr std::string_view kCdiVersion = "0.5.0";
 inline constexpr std::string_view kDeviceInfoVersion = "1.1.0";
-
-// Writes `content` to `path` via a temp file in the same directory and rename(2). Error 5.
-Status writeFileAtomic(const std::filesystem::path& path, std::string_view content,
-                       std::filesystem::perms mode = std::filesystem::perms::owner_read |
-                                                     std::filesystem::perms::owner_write);
 
 // CDI spec of a pool: kind "<prefix>/<name>", one device per pool device named by its ID, with
 // the device nodes of its RDMA device plus rdma_cm.

@@ -18,21 +18,18 @@ bool sameState(const LinkInfo& a, const LinkInfo& b) {
 
 FakeLinkMonitor::FakeLinkMonitor(FakeKernel& kernel, std::string ns)
     : kernel_(kernel), ns_(std::move(ns)) {
-  efd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (efd_ < 0) std::abort();
+  efd_ = Fd(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (efd_.get() < 0) std::abort();
   // Like a freshly subscribed socket: no backlog; changes from now on are reported.
   for (const FakeLink& l : kernel_.linksIn(ns_)) seen_[l.info.ifindex] = l.info;
-  kernel_.subscribe(efd_);
+  kernel_.subscribe(efd_.get());
 }
 
-FakeLinkMonitor::~FakeLinkMonitor() {
-  kernel_.unsubscribe(efd_);
-  ::close(efd_);
-}
+FakeLinkMonitor::~FakeLinkMonitor() { kernel_.unsubscribe(efd_.get()); }
 
 Status FakeLinkMonitor::drain(const Callback& cb) {
   uint64_t n = 0;
-  (void)::read(efd_, &n, sizeof(n));  // clears readiness; EAGAIN when nothing happened
+  (void)::read(efd_.get(), &n, sizeof(n));  // clears readiness; EAGAIN when nothing happened
   std::map<int, LinkInfo> now;
   for (const FakeLink& l : kernel_.linksIn(ns_)) now[l.info.ifindex] = l.info;
   for (const auto& [idx, info] : seen_) {
@@ -51,7 +48,7 @@ bool FakeLinkMonitor::takeResync() { return std::exchange(resync_, false); }
 void FakeLinkMonitor::overflow() {
   resync_ = true;
   const uint64_t one = 1;
-  (void)::write(efd_, &one, sizeof(one));
+  (void)::write(efd_.get(), &one, sizeof(one));
 }
 
 }  // namespace rdmanet

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/net/link_monitor.h"
+#include "common/os/fd.h"
 #include "tests/fakes/fake_kernel.h"
 
 namespace rdmanet {
@@ -23,7 +24,7 @@ class FakeLinkMonitor : public LinkMonitor {
   FakeLinkMonitor(const FakeLinkMonitor&) = delete;
   FakeLinkMonitor& operator=(const FakeLinkMonitor&) = delete;
 
-  int fd() const override { return efd_; }
+  int fd() const override { return efd_.get(); }
   Status drain(const Callback& cb) override;
   bool takeResync() override;
 
@@ -33,7 +34,7 @@ class FakeLinkMonitor : public LinkMonitor {
  private:
   FakeKernel& kernel_;
   std::string ns_;
-  int efd_ = -1;
+  Fd efd_;
   bool resync_ = false;
   std::map<int, LinkInfo> seen_;  // by ifindex
 };

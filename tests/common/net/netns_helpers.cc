@@ -57,20 +57,18 @@ ScratchNetns::~ScratchNetns() {
   if (ok_) (void)ip({"netns", "del", name_});
 }
 
-EnterNetns::EnterNetns(const std::string& path) {
-  saved_ = ::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  ok_ = saved_ >= 0 && fd >= 0 && ::setns(fd, CLONE_NEWNET) == 0;
-  if (fd >= 0) ::close(fd);
+EnterNetns::EnterNetns(const std::string& path)
+    : saved_(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) {
+  const Fd target(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  ok_ = saved_.get() >= 0 && target.get() >= 0 && ::setns(target.get(), CLONE_NEWNET) == 0;
 }
 
 EnterNetns::~EnterNetns() {
-  if (saved_ < 0) return;
-  if (::setns(saved_, CLONE_NEWNET) != 0) {
+  if (saved_.get() < 0) return;
+  if (::setns(saved_.get(), CLONE_NEWNET) != 0) {
     std::fprintf(stderr, "test helper: cannot restore netns\n");
     std::abort();
   }
-  ::close(saved_);
 }
 
 unsigned long currentNetnsInode() {

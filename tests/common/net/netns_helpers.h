@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "common/os/fd.h"
+
 namespace rdmanet::testing {
 
 bool isRoot();
@@ -41,7 +43,7 @@ class EnterNetns {
   bool ok() const { return ok_; }
 
  private:
-  int saved_ = -1;
+  Fd saved_;
   bool ok_ = false;
 };
 

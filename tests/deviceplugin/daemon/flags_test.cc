@@ -1,4 +1,4 @@
-// Command-line parsing, the /metrics text and the small HTTP server behind it.
+// Command-line parsing, the /metrics text and the HTTP server behind it.
 #include "deviceplugin/daemon/flags.h"
 
 #include <arpa/inet.h>
@@ -65,10 +65,15 @@ TEST(FlagsTest, BadFlagsNameTheFlag) {
     std::string msg;
   };
   for (const Case& c :
-       {Case{{"--frob"}, "--frob: unknown flag"}, Case{{"--config"}, "--config: needs a value"},
-        Case{{"--config="}, "--config: empty value"},
-        Case{{"--resync-interval", "0"}, "--resync-interval"}, Case{{"--cdi=maybe"}, "--cdi"},
-        Case{{"stray"}, "stray"}}) {
+       {Case{{"--frob"}, "--frob: unknown flag"}, Case{{"--frob=1"}, "--frob: unknown flag"},
+        Case{{"--config"}, "--config: needs a value"},
+        Case{{"--config="}, "--config: needs a value"},
+        Case{{"--config", ""}, "--config: empty value"},
+        Case{{"--resync-interval", "0"},
+             "--resync-interval: \"0\" is not an integer in [1, 86400]"},
+        Case{{"--resync-interval", "5s"}, "--resync-interval"}, Case{{"--cdi=maybe"}, "--cdi"},
+        Case{{"--sysfs-root", "/a", "--sysfs-root", "/b"}, "--sysfs-root"},
+        Case{{"stray"}, "stray: unexpected argument"}}) {
     auto f = parse(c.args);
     ASSERT_FALSE(f.ok()) << c.msg;
     EXPECT_THAT(f.error().msg, HasSubstr(c.msg));
@@ -84,6 +89,23 @@ TEST(FlagsTest, HelpListsEveryFlag) {
                            "--help", "--install-cni", "--doctor-interval", "doctor [--json]"}) {
     EXPECT_THAT(usage(), HasSubstr(flag));
   }
+}
+
+TEST(FlagsTest, HelpIsGeneratedWithTheSubcommandAndVersionExists) {
+  const std::string help = usage();
+  EXPECT_THAT(help, HasSubstr("usage: rdmanet-device-plugin [OPTIONS]"));
+  EXPECT_THAT(help, HasSubstr("--version"));
+  EXPECT_THAT(help, HasSubstr("rdmanet-device-plugin doctor"));
+  auto f = parse({"--version"});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->version);
+  EXPECT_FALSE(parse({})->version);
+}
+
+TEST(FlagsTest, CdiTakesAnOptionalBoolean) {
+  EXPECT_TRUE(parse({"--cdi"})->cdi);
+  EXPECT_TRUE(parse({"--cdi=true"})->cdi);
+  EXPECT_FALSE(parse({"--cdi=false"})->cdi);
 }
 
 TEST(FlagsTest, DoctorIntervalDefaultsToAMinuteAndZeroDisables) {
@@ -179,7 +201,22 @@ TEST(HttpServerTest, ServesHandlerAnswersOnAFreePort) {
   EXPECT_THAT(ok, ::testing::EndsWith("\r\n\r\nok\n"));
   EXPECT_THAT(get(port, "GET /x HTTP/1.1\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 404"));
   EXPECT_THAT(get(port, "POST /healthz HTTP/1.1\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 405"));
-  EXPECT_THAT(get(port, "garbage\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 400"));
+  // civetweb answers a request line without a version itself, in HTTP/1.0.
+  EXPECT_THAT(get(port, "garbage\r\n\r\n"), ::testing::MatchesRegex("HTTP/1\\.[01] 400 .*"));
+  auto head = get(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(head, ::testing::StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(head, ::testing::EndsWith("\r\n\r\n"));  // headers only
+}
+
+TEST(HttpServerTest, APortInUseIsAnIoErrorNamingTheAddress) {
+  auto handler = [](const std::string&) { return HttpResponse{}; };
+  auto first = HttpServer::start("127.0.0.1:0", handler);
+  ASSERT_TRUE(first.ok()) << first.error().msg;
+  const std::string addr = "127.0.0.1:" + std::to_string((*first)->port());
+  auto second = HttpServer::start(addr, handler);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().code, ErrorCode::kIoFailure);
+  EXPECT_THAT(second.error().msg, HasSubstr("cannot listen on " + addr));
 }
 
 TEST(HttpServerTest, RejectsBadAddresses) {

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/os/atomic_file.h"
+
 namespace rdmanet::dp {
 namespace {
 
@@ -79,10 +81,20 @@ TEST_F(DpInstallCniTest, UpgradeReplacesTheBinaryAsANewInode) {
 TEST_F(DpInstallCniTest, StaleOrPlantedTempFileIsReplacedNotFollowed) {
   const fs::path victim = work_ / "victim";
   spit(victim, "do not touch");
-  fs::create_symlink(victim, work_ / "host" / ".rdmanet.tmp");
+  fs::create_symlink(victim, atomicTempPath(work_ / "host" / "rdmanet"));
   ASSERT_TRUE(installCniBinary(src_, work_ / "host").ok());
   EXPECT_EQ(slurp(victim), "do not touch");
   EXPECT_EQ(entries(work_ / "host"), std::vector<std::string>{"rdmanet"});
+}
+
+TEST_F(DpInstallCniTest, TempFilesOfAKilledEarlierRunAreSwept) {
+  // What an init container killed mid-copy leaves: a temp file with its PID that nobody holds.
+  spit(work_ / "host" / "rdmanet.rdmanet-tmp.99999999",
+       "\x7f"
+       "ELF half");
+  spit(work_ / "host" / "other-plugin", "not ours");
+  ASSERT_TRUE(installCniBinary(src_, work_ / "host").ok());
+  EXPECT_EQ(entries(work_ / "host"), (std::vector<std::string>{"other-plugin", "rdmanet"}));
 }
 
 TEST_F(DpInstallCniTest, FailedRenameRemovesTheTempFile) {

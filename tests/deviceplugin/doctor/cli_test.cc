@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/cli/command_line.h"
 #include "deviceplugin/doctor/counters.h"
 #include "tests/deviceplugin/doctor/doctor_node.h"
 
@@ -41,17 +42,17 @@ TEST(DoctorCliParse, RejectsBadInputNamingTheFlag) {
     const char* mentions;
   };
   const std::vector<Case> cases = {
-      {{"--expect-mtu"}, "--expect-mtu needs a value"},
-      {{"--expect-mtu", "9k"}, "--expect-mtu"},
+      {{"--expect-mtu"}, "--expect-mtu: needs a value"},
+      {{"--expect-mtu", "9k"}, "--expect-mtu: \"9k\" is not an integer in [68, 65535]"},
       {{"--expect-mtu", "70000"}, "--expect-mtu"},
       {{"--lossless-priority", "8"}, "--lossless-priority"},
       {{"--lossless-priority", "-1"}, "--lossless-priority"},
       {{"--baseline="}, "--baseline"},
       {{"--sysfs-root", ""}, "--sysfs-root"},
-      {{"--json=yes"}, "--json takes no value"},
-      {{"--json", "--dot"}, "exclusive"},
-      {{"--verbose"}, "unknown argument \"--verbose\""},
-      {{"extra"}, "unknown argument \"extra\""},
+      {{"--json=maybe"}, "--json"},
+      {{"--json", "--dot"}, "--json excludes --dot"},
+      {{"--verbose"}, "--verbose: unknown flag"},
+      {{"extra"}, "extra: unexpected argument"},
   };
   for (const auto& c : cases) {
     auto o = parseArgs(c.args);
@@ -99,7 +100,17 @@ TEST(DoctorCli, UsageErrorsExitTwo) {
 TEST(DoctorCli, HelpPrintsUsageAndExitsZero) {
   std::ostringstream out, err;
   EXPECT_EQ(runCli({"--help"}, nullptr, 0, out, err), 0);
-  EXPECT_THAT(out.str(), HasSubstr("--baseline FILE"));
+  EXPECT_THAT(out.str(), HasSubstr("usage: rdmanet-doctor [OPTIONS]"));
+  for (const char* flag : {"--json", "--dot", "--baseline FILE", "--expect-mtu N",
+                           "--lossless-priority P", "--sysfs-root DIR", "--version"}) {
+    EXPECT_THAT(out.str(), HasSubstr(flag));
+  }
+}
+
+TEST(DoctorCli, VersionPrintsTheVersionAndExitsZero) {
+  std::ostringstream out, err;
+  EXPECT_EQ(runCli({"--version"}, nullptr, 0, out, err), 0);
+  EXPECT_EQ(out.str(), "rdmanet-doctor " + std::string(cli::version()) + "\n");
 }
 
 TEST(DoctorCli, BaselineIsSavedFirstThenDeltasAreReported) {

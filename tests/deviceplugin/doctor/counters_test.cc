@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "common/os/atomic_file.h"
 #include "tests/deviceplugin/doctor/doctor_node.h"
 
 namespace rdmanet::doctor {
@@ -136,7 +137,7 @@ TEST(DoctorCounters, BaselineFileRoundTripsAtomicallyWith0600) {
   struct stat st {};
   ASSERT_EQ(::stat(file.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  EXPECT_FALSE(std::filesystem::exists(file + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(atomicTempPath(file)));
   auto back = loadBaseline(file);
   ASSERT_TRUE(back.ok()) << back.error().msg;
   EXPECT_EQ(back->taken_at, 77);

@@ -47,8 +47,8 @@ Child::Child(const std::vector<std::string>& argv, bool pipe_io, const fs::path&
   if (pipe_io) {
     ::close(in[0]);
     ::close(out[1]);
-    in_ = in[1];
-    out_ = out[0];
+    in_ = Fd(in[1]);
+    out_ = Fd(out[0]);
   }
 }
 
@@ -57,19 +57,14 @@ Child::~Child() {
     signal(SIGKILL);
     wait(5s);
   }
-  if (in_ >= 0) ::close(in_);
-  if (out_ >= 0) ::close(out_);
 }
 
 void Child::writeLine(const std::string& line) {
   std::string s = line + "\n";
-  (void)!::write(in_, s.data(), s.size());
+  (void)!::write(in_.get(), s.data(), s.size());
 }
 
-void Child::closeStdin() {
-  if (in_ >= 0) ::close(in_);
-  in_ = -1;
-}
+void Child::closeStdin() { in_ = Fd(); }
 
 std::optional<std::string> Child::readLine(std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;
@@ -81,10 +76,10 @@ std::optional<std::string> Child::readLine(std::chrono::milliseconds timeout) {
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return std::nullopt;
-    pollfd p{out_, POLLIN, 0};
+    pollfd p{out_.get(), POLLIN, 0};
     if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return std::nullopt;
     char tmp[65536];
-    ssize_t n = ::read(out_, tmp, sizeof(tmp));
+    ssize_t n = ::read(out_.get(), tmp, sizeof(tmp));
     if (n <= 0) return std::nullopt;
     buf_.append(tmp, static_cast<size_t>(n));
   }

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "common/os/fd.h"
+
 namespace rdmanet::dp::testing {
 
 using Json = nlohmann::json;
@@ -36,7 +38,7 @@ class Child {
 
  private:
   pid_t pid_ = -1;
-  int in_ = -1, out_ = -1;
+  Fd in_, out_;
   std::string buf_;
   bool exited_ = false;
   int status_ = 0;

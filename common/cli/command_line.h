@@ -1,0 +1,39 @@
+#pragma once
+// One command-line parser for rdmanet's binaries (the device plugin daemon and the doctor):
+// each defines its flags on a CLI11 App (Debian's libcli11-dev), and this file gives them the
+// same conventions:
+//   - --help (-h) prints the generated help, --version prints rdmanet's version;
+//   - "--flag VALUE" and "--flag=VALUE" both work; boolean flags also take =true / =false;
+//   - every error is error 7 whose message starts with the flag it is about:
+//       "--frob: unknown flag (see --help)", "stray: unexpected argument (flags start with --)",
+//       "--config: needs a value", "--cdi: \"maybe\" is not a valid value",
+//       "--expect-mtu: \"9k\" is not an integer in [68, 65535]".
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/base/result.h"
+
+namespace rdmanet::cli {
+
+// rdmanet's version ("0.1.0"), the project's CMake version.
+std::string_view version();
+
+// Sets the conventions above on `app`: the version flag, "usage:" as the usage label,
+// unknown arguments collected (so parse() can name them) rather than thrown as one list.
+void configure(CLI::App& app);
+
+enum class Parsed { kRun, kHelp, kVersion };
+// Parses `args` (argv without argv[0]) into the options defined on `app`. kHelp / kVersion
+// when --help / --version was given (the caller prints app.help() or version()).
+Result<Parsed> parse(CLI::App& app, const std::vector<std::string>& args);
+
+// Validators, for the message after "--flag: ":
+// a value that must not be empty ("--config ''": "empty value");
+CLI::Validator nonEmpty();
+// a decimal integer in [lo, hi] ("--expect-mtu 9k": "\"9k\" is not an integer in [68, 65535]").
+CLI::Validator intIn(int lo, int hi);
+
+}  // namespace rdmanet::cli

@@ -1,0 +1,82 @@
+#!/usr/bin/python3
+"""parse_metrics.py EMITTER: parses the daemon's /metrics text (EMITTER's output) with the Prometheus
+client library's parser (Debian's python3-prometheus-client), as a Prometheus server would,
+and checks what it reads back: every family with its type, escaped label values intact,
+histograms consistent, no family twice. Exit 0 when all hold, 1 otherwise, 77 (skip) when
+the library is not installed."""
+import subprocess
+import sys
+
+try:
+    from prometheus_client.parser import text_string_to_metric_families
+except ImportError:
+    print("SKIP: python3-prometheus-client is not installed (hack/install-deps.sh)")
+    sys.exit(77)
+
+HOSTILE = 'rdma/we"ird\\name\nnext'
+EXPECTED_TYPES = {
+    "rdmanet_dp_devices": "gauge",
+    "rdmanet_dp_registered": "gauge",
+    "rdmanet_dp_registrations": "counter",
+    "rdmanet_dp_health_transitions": "counter",
+    "rdmanet_dp_allocations": "counter",
+    "rdmanet_dp_allocate_duration_seconds": "histogram",
+    "rdmanet_doctor_check": "gauge",
+    "rdmanet_doctor_rdma_counter": "counter",
+    "rdmanet_doctor_counter_delta": "gauge",
+}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+
+
+text = subprocess.run([sys.argv[1]], capture_output=True, text=True, check=True).stdout
+families = list(text_string_to_metric_families(text))
+names = [f.name for f in families]
+check(len(names) == len(set(names)), f"a family appears twice: {names}")
+by_name = {f.name: f for f in families}
+for name, typ in EXPECTED_TYPES.items():
+    check(name in by_name, f"family {name} missing")
+    if name in by_name:
+        check(by_name[name].type == typ, f"{name} is {by_name[name].type}, want {typ}")
+        check(by_name[name].documentation != "", f"{name} has no HELP")
+
+devices = {(s.labels["resource"], s.labels["health"]): s.value
+           for s in by_name["rdmanet_dp_devices"].samples}
+check(devices.get((HOSTILE, "healthy")) == 3, f"hostile pool's healthy devices: {devices}")
+check(devices.get(("rdma/shared", "unhealthy")) == 0, "rdma/shared unhealthy gauge")
+
+regs = {(s.labels["resource"], s.labels["result"]): s.value
+        for s in by_name["rdmanet_dp_registrations"].samples}
+check(regs.get((HOSTILE, "refused")) == 1, f"registrations: {regs}")
+
+for resource in ("rdma/vf", HOSTILE):
+    samples = [s for s in by_name["rdmanet_dp_allocate_duration_seconds"].samples
+               if s.labels.get("resource") == resource]
+    buckets = sorted(((float(s.labels["le"]), s.value) for s in samples
+                      if s.name.endswith("_bucket")))
+    counts = [v for _, v in buckets]
+    check(counts == sorted(counts), f"{resource}: buckets not cumulative: {buckets}")
+    check(buckets and buckets[-1][0] == float("inf"), f"{resource}: no +Inf bucket")
+    total = [s.value for s in samples if s.name.endswith("_count")]
+    check(total == [5] and buckets[-1][1] == 5, f"{resource}: count {total}, +Inf {buckets[-1]}")
+    sums = [s.value for s in samples if s.name.endswith("_sum")]
+    check(sums and abs(sums[0] - 2.04325) < 1e-9, f"{resource}: sum {sums}")
+
+checks = {(s.labels["check"], s.labels["device"]): s.value
+          for s in by_name["rdmanet_doctor_check"].samples}
+check(checks.get(("mtu", "ens2f1")) == 2, "the MTU failure on ens2f1")
+check(checks.get(("x", 'a"b\\c\nd')) == 1, "escaped doctor label round trip")
+deltas = {(s.labels["port"], s.labels["counter"]): s.value
+          for s in by_name["rdmanet_doctor_counter_delta"].samples}
+check(deltas.get(("mlx5_0/1", "roce_adp_retrans")) == 5, f"counter delta: {deltas}")
+
+samples = sum(len(f.samples) for f in families)
+if failures:
+    print("FAIL:\n  " + "\n  ".join(failures))
+    sys.exit(1)
+print(f"PASS: {len(families)} families, {samples} samples parsed by prometheus_client")
