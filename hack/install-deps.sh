@@ -8,7 +8,7 @@ set -euo pipefail
 
 want_build=(
   cmake ninja-build g++ pkg-config clang-format
-  libnl-3-dev libnl-route-3-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev librdmacm-dev
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
@@ -19,13 +19,14 @@ want_build=(
 # (hack/vm: busybox-static for the initramfs and guest modprobe, xz-utils to unpack the kernel,
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
-# the fake kubelet's JSON events).
+# the fake kubelet's JSON events; ethtool to change igb's pause in the vm doctor test; perftest
+# and rdmacm-utils (ib_write_bw, rping) as the reference peers of the RDMA probe's vm tests).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq
+  jq ethtool perftest rdmacm-utils
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

@@ -28,10 +28,11 @@ Result<int> intIn(const std::string& flag, const std::string& v, int lo, int hi)
 
 std::string usage() {
   return "usage: rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]\n"
-         "                      [--lossless-priority P] [--sysfs-root DIR]\n"
+         "                      [--lossless-priority P] [--pod-mtu N] [--sysfs-root DIR]\n"
          "Runs the pre-training network checklist on this node. Exit 0: no FAIL; 1: a check\n"
          "FAILed; 2: usage error. --baseline FILE saves the RDMA counters when FILE does not\n"
-         "exist, and otherwise reports their growth since it.\n";
+         "exist, and otherwise reports their growth since it. --pod-mtu N checks the MTU chain\n"
+         "pod <= VF <= PF with the MTU pods get.\n";
 }
 
 Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
@@ -69,6 +70,9 @@ Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
     } else if (flag == "--lossless-priority") {
       RDMANET_ASSIGN_OR_RETURN(std::string v, value());
       RDMANET_ASSIGN_OR_RETURN(o.doctor.lossless_priority, intIn(flag, v, 0, 7));
+    } else if (flag == "--pod-mtu") {
+      RDMANET_ASSIGN_OR_RETURN(std::string v, value());
+      RDMANET_ASSIGN_OR_RETURN(o.doctor.pod_mtu, intIn(flag, v, 68, 65535));
     } else {
       return usageError("unknown argument \"" + args[i] + "\"");
     }
@@ -78,6 +82,11 @@ Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
 }
 
 int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_unix,
+           std::ostream& out, std::ostream& err) {
+  return runCli(args, CliSeams{.netlink = netlink}, now_unix, out, err);
+}
+
+int runCli(const std::vector<std::string>& args, const CliSeams& seams, int64_t now_unix,
            std::ostream& out, std::ostream& err) {
   auto opts = parseArgs(args);
   if (!opts.ok()) {
@@ -106,8 +115,13 @@ int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_u
   }
   const Sysfs sysfs(opts->sysfs_root);
   const NodeInventory inv = scanNode(sysfs);
+  // Verbs describe this machine's devices, not a simulated tree's: against another root the
+  // RDMA facts come from that tree's sysfs only.
+  const bool real_root = std::filesystem::path(opts->sysfs_root).lexically_normal() == "/";
   const DoctorReport report = runDoctor({.sysfs = sysfs,
-                                         .netlink = netlink,
+                                         .netlink = seams.netlink,
+                                         .verbs = real_root ? seams.verbs : nullptr,
+                                         .pause = seams.pause,
                                          .options = opts->doctor,
                                          .baseline = baseline ? &*baseline : nullptr,
                                          .now_unix = now_unix},
