@@ -64,6 +64,7 @@ json AttachmentState::toJson() const {
             {"podLower", pod_lower},
             {"rdmaMoved", rdma_moved},
             {"deviceInfoFile", device_info_file},
+            {"podInfoDir", pod_info_dir},
             {"ipam", ipam},
             {"ipamType", ipam_type},
             {"ipamVersion", ipam_version},
@@ -101,6 +102,7 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
     s.pod_lower = j.value("podLower", "");
     s.rdma_moved = j.value("rdmaMoved", std::vector<std::string>{});
     s.device_info_file = j.value("deviceInfoFile", "");
+    s.pod_info_dir = j.value("podInfoDir", "");
     s.ipam = j.value("ipam", json());
     s.ipam_type = j.value("ipamType", "");
     s.ipam_version = j.value("ipamVersion", "");

@@ -46,6 +46,7 @@ struct AttachmentState {
 
   std::vector<std::string> rdma_moved;  // RDMA devices moved into the pod
   std::string device_info_file;
+  std::string pod_info_dir;  // the device's own directory under the netconf's podInfoDir
 
   nlohmann::json ipam;  // the ipam section used for ADD (DEL/GC release with it)
   std::string ipam_type;

@@ -340,6 +340,12 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   RDMANET_ASSIGN_OR_RETURN(auto file, optString(doc, "logFile"));
   c.log_level = level.value_or("");
   c.log_file = file.value_or("");
+  RDMANET_ASSIGN_OR_RETURN(auto pid, optString(doc, "podInfoDir"));
+  if (pid && !pid->empty()) {
+    if (!isSafeAbsPath(*pid))
+      return invalid("\"podInfoDir\" must be an absolute path without '..'");
+    c.pod_info_dir = *pid;
+  }
   if (!c.log_file.empty() && !isSafeAbsPath(c.log_file)) {
     return invalid("\"logFile\" must be an absolute path without '..'");
   }

@@ -72,6 +72,7 @@ struct NetConf {
 
   std::vector<IpPrefix> runtime_ips;          // runtimeConfig.ips
   std::string device_info_file;               // runtimeConfig.CNIDeviceInfoFile
+  std::string pod_info_dir;                   // podInfoDir (pod_info.h)
   nlohmann::json prev_result;                 // null when absent
   std::vector<Attachment> valid_attachments;  // GC: cni.dev/valid-attachments
   bool has_valid_attachments = false;

@@ -6,6 +6,7 @@
 #include "cni/lossless.h"
 #include "cni/mode.h"
 #include "cni/pod_config.h"
+#include "cni/pod_info.h"
 #include "cni/rdma_attach.h"
 #include "cni/rollback.h"
 
@@ -133,17 +134,31 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
   if (dev.mode != Mode::kMacvlan && dev.pci) iface.pci_id = dev.pci->str();
   CniResult result = mergeWithPrev(conf, ipam_result, iface);
 
-  if (!conf.device_info_file.empty()) {
+  // The pod info directory: for a device the device plugin allocated (sriov, host-device).
+  const bool pod_info = !conf.pod_info_dir.empty() && dev.pci && dev.mode != Mode::kMacvlan;
+  if (!conf.device_info_file.empty() || pod_info) {
     DeviceInfoInput in{.conf = &conf,
                        .dev = &dev,
                        .rdma = rdma,
                        .lossless = conf.lossless ? &lossless : nullptr,
                        .result = &ipam_result};
-    rb.push("remove device-info file", [&] {
-      (void)std::remove(conf.device_info_file.c_str());
-      return okStatus();
-    });
-    RDMANET_RETURN_IF_ERROR(writeDeviceInfo(conf.device_info_file, deviceInfoJson(deps_, in)));
+    const nlohmann::json info = deviceInfoJson(deps_, in);
+    if (!conf.device_info_file.empty()) {
+      rb.push("remove device-info file", [&] {
+        (void)std::remove(conf.device_info_file.c_str());
+        return okStatus();
+      });
+      RDMANET_RETURN_IF_ERROR(writeDeviceInfo(conf.device_info_file, info));
+    }
+    if (pod_info) {
+      st.pod_info_dir = podInfoDirFor(conf.pod_info_dir, *dev.pci);
+      rb.push("remove pod info", [&] {
+        removePodInfo(st.pod_info_dir);
+        return okStatus();
+      });
+      RDMANET_RETURN_IF_ERROR(
+          writePodInfo(st.pod_info_dir, podInfoJson(info, env.ifname, ipam_result)));
+    }
   }
 
   st.result = resultToJson(result, "1.1.0");

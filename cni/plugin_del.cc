@@ -8,6 +8,7 @@
 #include "cni/ipam.h"
 #include "cni/mode.h"
 #include "cni/plugin.h"
+#include "cni/pod_info.h"
 #include "cni/rdma_attach.h"
 #include "cni/state_recovery.h"
 
@@ -37,6 +38,7 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
     RDMANET_RETURN_IF_ERROR(ipamCall(ienv, "DEL", raw, type, version));
   }
   if (!st.device_info_file.empty()) (void)std::remove(st.device_info_file.c_str());
+  if (!st.pod_info_dir.empty()) removePodInfo(st.pod_info_dir);
   return deps_.store.remove(st.container_id, st.ifname);
 }
 

@@ -127,7 +127,10 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
       }
       if (d.pci) {
         auto f = readPciFunction(deps.sysfs, *d.pci);
-        if (f.ok()) d.numa_node = f->numa_node;
+        if (f.ok()) {
+          d.numa_node = f->numa_node;
+          d.pf = f->pf;  // a VF given whole: its device-info names the PF (pf-pci-address)
+        }
       }
       break;
     }

@@ -64,7 +64,7 @@ Result<std::optional<std::string>> readSmallFile(const fs::path& p) {
 
 }  // namespace
 
-Status writeFileAtomic(const fs::path& path, const std::string& data) {
+Status writeFileAtomic(const fs::path& path, const std::string& data, mode_t mode) {
   const fs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return ioError(errno, "cannot create " + tmp.string());
@@ -84,7 +84,7 @@ Status writeFileAtomic(const fs::path& path, const std::string& data) {
   // atomic for readers and survives a crash of the plugin; what a power loss could lose (state
   // of attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk
   // flush on every pod start.
-  if (::fchmod(fd, 0600) != 0) {
+  if (::fchmod(fd, mode) != 0) {
     const int e = errno;
     ::close(fd);
     ::unlink(tmp.c_str());

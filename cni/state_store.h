@@ -11,6 +11,8 @@
 // Container ids and ifnames are validated before they get here (env.h), so they are safe file
 // name parts. All failures are error 5 (state directory I/O).
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -53,6 +55,7 @@ class StateStore {
 };
 
 // Writes `data` to `path` atomically with mode 0600 (temp file in the same dir, then rename).
-Status writeFileAtomic(const std::filesystem::path& path, const std::string& data);
+Status writeFileAtomic(const std::filesystem::path& path, const std::string& data,
+                       mode_t mode = 0600);
 
 }  // namespace rdmanet::cni

@@ -144,6 +144,11 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
       addresses.push_back(std::move(addr));
     }
     if (opts.cdi) out.cdi_devices.push_back(pool.config.fullName() + "=" + d->id);
+    if (!pool.config.pod_info_dir.empty()) {
+      const std::string pci = d->pci.str();
+      out.mounts.push_back({.container_path = fmt::format("{}/{}", kPodInfoMountRoot, pci),
+                            .host_path = fmt::format("{}/{}", pool.config.pod_info_dir, pci)});
+    }
   }
   info += '}';
   if (!opts.cdi && !hcas.empty()) {
@@ -158,6 +163,11 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
     if (l->priority) out.envs["NCCL_IB_SL"] = std::to_string(*l->priority);
   }
   if (std::string gdr = gdrLevel(devs); !gdr.empty()) out.envs["NCCL_NET_GDR_LEVEL"] = gdr;
+  if (!out.mounts.empty()) {
+    std::vector<std::string> dirs;
+    for (const Mount& m : out.mounts) dirs.push_back(m.container_path);
+    out.envs[env + "_POD_INFO"] = joinIds(dirs);
+  }
   return out;
 }
 

@@ -14,6 +14,9 @@
 //   NCCL_IB_SL (the priority) from the pool's `lossless`, and NCCL_NET_GDR_LEVEL when every
 //   device is at most PXB from a GPU (GPUDirect RDMA through the host bridge is slow or refused
 //   on most root complexes, so PHB and farther leave NCCL's default);
+// - with the pool's podInfoDir: each device's directory <podInfoDir>/<PCI address>, which the CNI
+//   fills at ADD (cni/pod_info.h), mounted read-only at /var/run/rdmanet/<PCI address>, and
+//   PCIDEVICE_<PREFIX>_<NAME>_POD_INFO naming those container paths (comma-separated);
 // - with CDI: the names "<prefix>/<name>=<id>" of the devices in the pool's CDI spec, and no
 //   device nodes (the runtime injects them from the spec; giving both would create them twice).
 
@@ -35,9 +38,21 @@ struct DeviceNode {
   bool operator==(const DeviceNode&) const = default;
 };
 
+// A bind mount into the container (the pool's podInfoDir, one directory per device).
+struct Mount {
+  std::string container_path{};
+  std::string host_path{};
+  bool read_only = true;
+  bool operator==(const Mount&) const = default;
+};
+
+// Where a device's pod-info directory appears in the container: /var/run/rdmanet/<PCI address>.
+inline constexpr std::string_view kPodInfoMountRoot = "/var/run/rdmanet";
+
 struct ContainerAllocation {
   std::map<std::string, std::string> envs{};
   std::vector<DeviceNode> devices{};
+  std::vector<Mount> mounts{};
   std::vector<std::string> cdi_devices{};
 };
 

@@ -31,7 +31,8 @@ bool PoolConfig::sameAs(const PoolConfig& o) const {
   return resource_prefix == o.resource_prefix && resource_name == o.resource_name &&
          mode == o.mode && exclude_topology == o.exclude_topology &&
          rdma_hca_max == o.rdma_hca_max && lossless == o.lossless &&
-         preferred_allocation == o.preferred_allocation && selectors == o.selectors;
+         preferred_allocation == o.preferred_allocation && selectors == o.selectors &&
+         pod_info_dir == o.pod_info_dir;
 }
 
 namespace {
@@ -162,6 +163,12 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
         return invalid(sub,
                        fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
       }
+    } else if (k == "podInfoDir") {
+      RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, getString(v, sub));
+      const std::string& d = p.pod_info_dir;
+      if (d.empty() || d[0] != '/' || d.find("/..") != std::string::npos || d.size() > 200) {
+        return invalid(sub, "must be an absolute path without \"..\"");
+      }
     } else {
       return invalid(sub, "unknown key");
     }
@@ -170,6 +177,10 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
   if (p.resource_name.empty()) return invalid(key + ".resourceName", "is required");
   if (has_max && p.mode != PoolMode::kShared) {
     return invalid(key + ".rdmaHcaMax", "applies only to mode \"shared\"");
+  }
+  // A shared pool's IDs are slots of a PF, which no CNI attaches on its own.
+  if (!p.pod_info_dir.empty() && p.mode != PoolMode::kVf) {
+    return invalid(key + ".podInfoDir", "applies only to mode \"vf\"");
   }
   return p;
 }

@@ -12,7 +12,8 @@
 //   default to mode "shared". `periodicUpdateInterval` is accepted and ignored (health here is
 //   event-driven).
 // - rdmanet's per-pool keys, in either list: `mode` ("vf" | "shared"), `lossless`
-//   ({"priority": 0-7, "dscp": 0-63}) and `preferredAllocation` ("pack" | "spread" | "gpu-near").
+//   ({"priority": 0-7, "dscp": 0-63}), `preferredAllocation` ("pack" | "spread" | "gpu-near")
+//   and `podInfoDir` (an absolute path; vf pools only).
 //
 // Unknown keys are rejected: a typo must not silently widen a pool. Every error message names the
 // offending key by its path, e.g. `resourceList[1].selectors.pfNames[0]`.
@@ -81,6 +82,9 @@ struct PoolConfig {
   int rdma_hca_max = kDefaultSharedSlots;  // shared mode: slots per PF HCA
   std::optional<Lossless> lossless{};
   AllocationPolicy preferred_allocation = AllocationPolicy::kGpuNear;
+  // `podInfoDir` (vf pools): the host directory whose per-device subdirectories the CNI fills at
+  // ADD (cni/pod_info.h) and Allocate mounts into the container; empty: none.
+  std::string pod_info_dir{};
   // Ordered; a device matches the pool if any selector matches. Empty matches every device.
   std::vector<Selector> selectors{};
   std::string key{};  // where it came from, for messages: "resourceList[0]"

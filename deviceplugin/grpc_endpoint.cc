@@ -129,6 +129,12 @@ class PoolService final : public pb::DevicePlugin::Service {
         ds->set_permissions(n.permissions);
       }
       for (const auto& name : a.cdi_devices) cr->add_cdi_devices()->set_name(name);
+      for (const auto& m : a.mounts) {
+        auto* ms = cr->add_mounts();
+        ms->set_container_path(m.container_path);
+        ms->set_host_path(m.host_path);
+        ms->set_read_only(m.read_only);
+      }
       log_->info("{}: Allocate {}", pool_->resourceName(), fmt::join(containers[i], ","));
     }
     return grpc::Status::OK;

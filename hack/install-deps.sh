@@ -19,14 +19,16 @@ want_build=(
 # (hack/vm: busybox-static for the initramfs and guest modprobe, xz-utils to unpack the kernel,
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
-# the fake kubelet's JSON events; ethtool to change igb's pause in the vm doctor test; perftest
-# and rdmacm-utils (ib_write_bw, rping) as the reference peers of the RDMA probe's vm tests).
+# the fake kubelet's JSON events; perftest and rdmacm-utils for RDMA traffic between pods in the
+# VM and as the RDMA probe's reference peers; ethtool to change igb's pause in the vm doctor test;
+# mmdebstrap, podman and runc build and run the container image, hack/image.sh).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq ethtool perftest rdmacm-utils
+  mmdebstrap podman runc
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

@@ -88,6 +88,25 @@ TEST_F(AllocateTest, OneVfGetsItsCharDevicesEnvAndHints) {
   EXPECT_TRUE(r->cdi_devices.empty());
 }
 
+TEST_F(AllocateTest, PodInfoDirMountsEachDevicesDirectoryReadOnly) {
+  vfPool().config.pod_info_dir = "/var/run/rdmanet/pod-info";
+  const std::string a = vf(0, 0), b = vf(2, 3);
+  auto r = buildAllocation(vfPool(), {a, b}, {});
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_THAT(r->mounts, ElementsAre(Mount{.container_path = "/var/run/rdmanet/" + a,
+                                           .host_path = "/var/run/rdmanet/pod-info/" + a},
+                                     Mount{.container_path = "/var/run/rdmanet/" + b,
+                                           .host_path = "/var/run/rdmanet/pod-info/" + b}));
+  EXPECT_TRUE(r->mounts[0].read_only);
+  EXPECT_EQ(r->envs.at("PCIDEVICE_RDMA_VF_POD_INFO"),
+            "/var/run/rdmanet/" + a + ",/var/run/rdmanet/" + b);
+  vfPool().config.pod_info_dir.clear();
+  auto off = buildAllocation(vfPool(), {a}, {});
+  ASSERT_TRUE(off.ok());
+  EXPECT_TRUE(off->mounts.empty());
+  EXPECT_FALSE(off->envs.count("PCIDEVICE_RDMA_VF_POD_INFO"));
+}
+
 TEST_F(AllocateTest, TwoVfsGetExactlyTheirNodesAndRdmaCmOnce) {
   const PoolDevice& a = *vfPool().find(vf(0, 0));
   const PoolDevice& b = *vfPool().find(vf(2, 3));

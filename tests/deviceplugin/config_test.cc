@@ -64,9 +64,11 @@ TEST(ConfigTest, ParsesSharedDevPluginFormatAsSharedPools) {
 TEST(ConfigTest, ParsesRdmanetKeys) {
   auto cfg = parseConfig(R"({"resourcePrefix": "example.com", "resourceList": [{
       "resourceName": "train", "mode": "vf", "lossless": {"priority": 3, "dscp": 26},
-      "preferredAllocation": "spread", "selectors": {"isRdma": true}}]})");
+      "preferredAllocation": "spread", "podInfoDir": "/var/run/rdmanet/pod-info",
+      "selectors": {"isRdma": true}}]})");
   ASSERT_TRUE(cfg.ok()) << cfg.error().msg;
   const PoolConfig& p = cfg->pools[0];
+  EXPECT_EQ(p.pod_info_dir, "/var/run/rdmanet/pod-info");
   EXPECT_EQ(p.fullName(), "example.com/train");
   ASSERT_TRUE(p.lossless);
   EXPECT_EQ(p.lossless->priority, 3);
@@ -130,6 +132,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"NoPools", R"({"resourceList": []})", ErrorCode::kInvalidConfig, "resourceList"},
         BadCase{"UnknownPoolKey", pool(R"("selector": {})"), ErrorCode::kInvalidConfig,
                 "resourceList[0].selector: unknown key"},
+        BadCase{"RelativePodInfoDir", pool(R"("podInfoDir": "run/x")"), ErrorCode::kInvalidConfig,
+                "resourceList[0].podInfoDir: must be an absolute"},
+        BadCase{"PodInfoDirWithDotDot", pool(R"("podInfoDir": "/run/../etc")"),
+                ErrorCode::kInvalidConfig, "resourceList[0].podInfoDir: must be an absolute"},
+        BadCase{"PodInfoDirOnSharedPool",
+                R"({"configList": [{"resourceName": "s", "podInfoDir": "/run/x"}]})",
+                ErrorCode::kInvalidConfig, "configList[0].podInfoDir: applies only to mode"},
         BadCase{"MissingName", R"({"resourceList": [{"mode": "vf"}]})", ErrorCode::kInvalidConfig,
                 "resourceList[0].resourceName: is required"},
         BadCase{"BadName", R"({"resourceList": [{"resourceName": "a/b"}]})",

@@ -216,6 +216,11 @@ for (const nad of nads) {
     if (prefix !== dpConfig.resourcePrefix || !poolNames.has(name)) {
       fail(`${id}: resource ${res} is not a pool of the device plugin config`);
     }
+    // The pod info directory: the CNI fills what the pool's Allocate mounts, so both must agree.
+    const pool = (dpConfig.resourceList || []).find((p) => p.resourceName === name) || {};
+    if (conf && (conf.podInfoDir || pool.podInfoDir) && conf.podInfoDir !== pool.podInfoDir) {
+      fail(`${id}: podInfoDir ${conf.podInfoDir} differs from pool ${name}'s ${pool.podInfoDir}`);
+    }
   }
   if (conf && netconfOut) {
     const record = {netconf: conf, resourceName: res || null};

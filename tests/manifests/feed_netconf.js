@@ -2,15 +2,15 @@
 // Turns a rendered network (check_chart.js --netconf-out record) into the stdin the runtime would
 // give rdmanet on the simulated node:
 //   node feed_netconf.js RECORD.json --master IF --device-id BDF --ipam-dir DIR --subnet CIDR
-//                        [--keep-check]
+//                        [--keep-check] [--devinfo FILE] [--pod-info-dir DIR]
 // Only what cannot hold on this host is substituted, and each substitution is printed to stderr:
 // - master: the cluster's PF name (ens1f0) -> the simulated node's PF netdev;
 // - ipam: the cluster-wide IPAM (whereabouts, not installed here) -> Debian's host-local;
 // - vlan: dropped, the host kernel has no 8021q (the VLAN paths run in the vm-labelled tests);
 // - lossless.check enforce -> warn, the host kernel has no DCB (unless --keep-check, which the
 //   test uses to see enforce refuse the port with code 7).
-// runtimeConfig.deviceID is added for sriov and host-device networks with a resource: Multus
-// passes the allocated device's PCI address that way.
+// runtimeConfig carries what Multus passes for the declared capabilities: deviceID (sriov and
+// host-device networks with a resource) and, with --devinfo FILE, CNIDeviceInfoFile.
 'use strict';
 
 const fs = require('fs');
@@ -42,13 +42,27 @@ if (conf.vlan !== undefined) {
   delete conf.vlanQoS;
   delete conf.vlanProto;
 }
+if (conf.podInfoDir !== undefined && opt('--pod-info-dir')) {
+  note(`podInfoDir ${conf.podInfoDir} -> ${opt('--pod-info-dir')} (the test's own directory)`);
+  conf.podInfoDir = opt('--pod-info-dir');
+}
 if (conf.lossless && conf.lossless.check !== 'off' && !argv.includes('--keep-check')) {
   note(`lossless.check ${conf.lossless.check || 'warn'} -> warn (no DCB in the host kernel)`);
   conf.lossless.check = 'warn';
 }
-// (Not for macvlan: a shared pool's IDs name slots on the PF, which rdmanet does not use.)
-if (record.resourceName && conf.mode !== 'macvlan') {
-  conf.runtimeConfig = {deviceID: opt('--device-id')};
-  note(`runtimeConfig.deviceID ${opt('--device-id')} (from ${record.resourceName}, as Multus does)`);
+// runtimeConfig as Multus builds it: only for the capabilities the netconf declares, which a real
+// leaves in the delegate's config (so does this). deviceID and pciBusID (next to it in
+// the netconf) are the allocated device's address, for a network with a resource.
+const caps = conf.capabilities || {};
+const rc = {};
+if (record.resourceName && caps.deviceID && opt('--device-id')) {
+  rc.deviceID = opt('--device-id');
+  conf.deviceID = conf.pciBusID = rc.deviceID;
+  note(`deviceID/pciBusID/runtimeConfig.deviceID ${rc.deviceID} (from ${record.resourceName}, as Multus does)`);
 }
+if (caps.CNIDeviceInfoFile && opt('--devinfo')) {
+  rc.CNIDeviceInfoFile = opt('--devinfo');
+  note(`runtimeConfig.CNIDeviceInfoFile ${rc.CNIDeviceInfoFile}`);
+}
+if (Object.keys(rc).length) conf.runtimeConfig = rc;
 process.stdout.write(JSON.stringify(conf));

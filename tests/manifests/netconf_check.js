@@ -6,8 +6,11 @@
 const kKeys = new Set([
   'cniVersion', 'name', 'type', 'mode', 'deviceID', 'pciBusID', 'device', 'master',
   'macvlanMode', 'mtu', 'mac', 'vlan', 'vlanQoS', 'vlanProto', 'spoofchk', 'trust', 'link_state',
-  'min_tx_rate', 'max_tx_rate', 'ipam', 'logLevel', 'logFile', 'rdma', 'lossless',
+  'min_tx_rate', 'max_tx_rate', 'ipam', 'logLevel', 'logFile', 'rdma', 'lossless', 'capabilities',
+  'podInfoDir',
 ]);
+// The runtimeConfig keys rdmanet reads, which a netconf may declare as capabilities.
+const kCapabilities = ['CNIDeviceInfoFile', 'deviceID', 'mac', 'ips'];
 const kVersions = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'];
 const kModes = ['sriov', 'macvlan', 'host-device'];
 const kResourceAnnotation = 'k8s.v1.cni.cncf.io/resourceName';
@@ -57,6 +60,23 @@ function checkNetconf(nad, id) {
     if (typeof t !== 'string' || !/^[A-Za-z0-9_][A-Za-z0-9_.-]*$/.test(t) || t === '..') {
       bad(`ipam.type ${t} is not a plain plugin file name`);
     }
+  }
+  // Multus passes runtimeConfig only for declared capabilities: without CNIDeviceInfoFile rdmanet
+  // never writes its device-info file, without deviceID it never learns the allocated device.
+  const caps = conf.capabilities;
+  if (!caps || typeof caps !== 'object' || Array.isArray(caps)) {
+    bad('declares no capabilities object (Multus would pass no runtimeConfig)');
+  } else {
+    for (const [k, v] of Object.entries(caps)) {
+      if (!kCapabilities.includes(k)) bad(`capability ${k} is not a runtimeConfig key rdmanet reads`);
+      if (typeof v !== 'boolean') bad(`capability ${k} must be a boolean`);
+    }
+    if (caps.CNIDeviceInfoFile !== true) bad('does not declare the CNIDeviceInfoFile capability');
+    const wantId = ['sriov', 'host-device'].includes(conf.mode);
+    if (wantId && caps.deviceID !== true) bad(`mode ${conf.mode} does not declare the deviceID capability`);
+  }
+  if ('podInfoDir' in conf && !/^\/[^.]/.test(String(conf.podInfoDir))) {
+    bad(`podInfoDir ${conf.podInfoDir} is not an absolute path`);
   }
   const resource = (nad.metadata.annotations || {})[kResourceAnnotation];
   if (conf.mode === 'sriov' && !resource) bad(`mode sriov without the ${kResourceAnnotation} annotation`);

@@ -125,7 +125,7 @@ feed_cni() {
     fi
     i=$((i + 1))
     local feed=(node "$tests_dir/feed_netconf.js" "$rec" --master "$master" --device-id "$hostdev_bdf"
-      --ipam-dir "$tmp/ipam" --subnet "10.99.$i.0/24")
+      --ipam-dir "$tmp/ipam" --subnet "10.99.$i.0/24" --pod-info-dir "$tmp/pod-info")
     local id=feed-$name out rc
 
     # 1. As rendered, lossless.check enforce must refuse a port that cannot report DCB: code 7,

@@ -102,7 +102,13 @@ bool FakeKubelet::allocate(const std::string& resource,
       human += " " + d.host_path();
     }
     for (const auto& d : r.cdi_devices()) cdi.push_back(d.name());
-    resps.push_back({{"envs", envs}, {"devices", devs}, {"cdi_devices", cdi}});
+    nlohmann::json mounts = nlohmann::json::array();
+    for (const auto& m : r.mounts()) {
+      mounts.push_back({{"container_path", m.container_path()},
+                        {"host_path", m.host_path()},
+                        {"read_only", m.read_only()}});
+    }
+    resps.push_back({{"envs", envs}, {"devices", devs}, {"cdi_devices", cdi}, {"mounts", mounts}});
   }
   log_->emit("allocate",
              {{"resource", resource}, {"ok", true}, {"request", asked}, {"responses", resps}},

@@ -51,7 +51,15 @@ app.kubernetes.io/part-of: rdmanet
 
 {{/* The device plugin's config file: the sriov-network-device-plugin format. */}}
 {{- define "rdmanet.deviceConfig" -}}
-{{- dict "resourcePrefix" .Values.devicePlugin.resourcePrefix "resourceList" .Values.pools | toPrettyJson -}}
+{{- $pools := list -}}
+{{- range $p := .Values.pools -}}
+{{- $p = deepCopy $p -}}
+{{- if and $.Values.cni.podInfoDir (eq (default "vf" $p.mode) "vf") -}}
+{{- $_ := set $p "podInfoDir" $.Values.cni.podInfoDir -}}
+{{- end -}}
+{{- $pools = append $pools $p -}}
+{{- end -}}
+{{- dict "resourcePrefix" .Values.devicePlugin.resourcePrefix "resourceList" $pools | toPrettyJson -}}
 {{- end -}}
 
 {{/*
@@ -62,6 +70,14 @@ besides the chart's own (namespace, labels, annotations, pool), so the rest pass
 {{- $conf := omit . "namespace" "labels" "annotations" "pool" -}}
 {{- $_ := set $conf "cniVersion" (default "1.0.0" .cniVersion) -}}
 {{- $_ := set $conf "type" "rdmanet" -}}
+{{- /* Multus passes runtimeConfig only for the capabilities a netconf declares: the device-info
+file's path in every mode (rdmanet writes its own, which Multus prefers), and the allocated
+device's PCI address where the mode takes one. An entry's own capabilities override these. */ -}}
+{{- $caps := dict "CNIDeviceInfoFile" true -}}
+{{- if has .mode (list "sriov" "host-device") -}}
+{{- $_ := set $caps "deviceID" true -}}
+{{- end -}}
+{{- $_ := set $conf "capabilities" (mergeOverwrite $caps (deepCopy (default dict .capabilities))) -}}
 {{- toPrettyJson $conf -}}
 {{- end -}}
 

@@ -1,0 +1,119 @@
+#include "cni/pod_info.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "cni/state_store.h"
+
+namespace rdmanet::cni {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Copies `key` of `from` into `to` under `as`, when present.
+void copyKey(const nlohmann::json& from, const char* key, nlohmann::json& to, const char* as) {
+  if (auto it = from.find(key); it != from.end()) to[as] = *it;
+}
+
+// Only characters a shell and an env-file reader take as they are.
+bool plainValue(const std::string& v) {
+  if (v.empty()) return false;
+  for (char c : v) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == ':' || c == '/' || c == '_' || c == '-' || c == ',';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status makeDir(const fs::path& dir) {
+  for (const fs::path& d : {dir.parent_path(), dir}) {
+    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
+      return makeError(ErrorCode::kIoFailure,
+                       fmt::format("cannot create {}: {}", d.string(), std::strerror(errno)));
+    }
+  }
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return makeError(ErrorCode::kIoFailure, fmt::format("{} is not a directory", dir.string()));
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+std::string podInfoDirFor(const std::string& root, const PciAddress& pci) {
+  return root + "/" + pci.str();
+}
+
+nlohmann::json podInfoJson(const nlohmann::json& device_info, const std::string& ifname,
+                           const CniResult& result) {
+  nlohmann::json info = {{"ifname", ifname}};
+  const nlohmann::json pci = device_info.value("pci", nlohmann::json::object());
+  const nlohmann::json ext = device_info.value("rdmanet", nlohmann::json::object());
+  copyKey(pci, "pci-address", info, "pci-address");
+  copyKey(pci, "pf-pci-address", info, "pf-pci-address");
+  copyKey(pci, "rdma-device", info, "rdma-device");
+  for (const char* k :
+       {"mode", "numa-node", "vlan", "pcp", "lossless-priority", "dscp", "roce-v2-gid-index"}) {
+    copyKey(ext, k, info, k);
+  }
+  // NCCL_IB_TC is the GRH's traffic class byte: DSCP in its upper six bits.
+  if (auto it = ext.find("dscp"); it != ext.end() && it->is_number_integer()) {
+    info["traffic-class"] = it->get<int>() << 2;
+  }
+  nlohmann::json ips = nlohmann::json::array();
+  for (const auto& ip : result.ips) {
+    ips.push_back(ip.address.str());
+    if (ip.address.address.isV4() && !info.contains("ip")) {
+      info["ip"] = ip.address.address.str();
+    }
+  }
+  info["ips"] = ips;
+  return info;
+}
+
+std::string podInfoEnv(const nlohmann::json& info) {
+  static constexpr std::pair<const char*, const char*> kVars[] = {
+      {"roce-v2-gid-index", "NCCL_IB_GID_INDEX"},
+      {"traffic-class", "NCCL_IB_TC"},
+      {"lossless-priority", "NCCL_IB_SL"},
+      {"ifname", "RDMANET_IFNAME"},
+      {"ip", "RDMANET_IP"},
+      {"pci-address", "RDMANET_PCI_ADDRESS"},
+      {"rdma-device", "RDMANET_RDMA_DEVICE"},
+      {"vlan", "RDMANET_VLAN"},
+      {"pcp", "RDMANET_PCP"},
+      {"dscp", "RDMANET_DSCP"},
+      {"numa-node", "RDMANET_NUMA_NODE"},
+  };
+  std::string out;
+  for (const auto& [key, var] : kVars) {
+    auto it = info.find(key);
+    if (it == info.end()) continue;
+    const std::string v = it->is_string() ? it->get<std::string>() : it->dump();
+    if (plainValue(v)) out += fmt::format("{}={}\n", var, v);
+  }
+  return out;
+}
+
+Status writePodInfo(const std::string& dir, const nlohmann::json& info) {
+  const fs::path d(dir);
+  RDMANET_RETURN_IF_ERROR(makeDir(d));
+  RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", 0644));
+  return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), 0644);
+}
+
+void removePodInfo(const std::string& dir) {
+  for (const char* f : {kPodInfoEnvFile, kPodInfoJsonFile}) {
+    (void)::unlink((fs::path(dir) / f).c_str());
+  }
+}
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds rdmanet's container image from this tree, with Debian's packages only (no registry):
+#
+#   hack/image.sh [--tag NAME:TAG] [--out FILE] [--rootfs DIR]
+#
+# 1. builds rdmanet, rdmanet-device-plugin and rdmanet-doctor (hack/build.sh, BUILD_DIR) unless
+#    RDMANET_IMAGE_BINS names a directory holding the three already;
+# 2. unpacks the Debian 12 packages that own the shared libraries the three binaries load (ldd ->
+#    dpkg -S), with their dependencies, into a root filesystem: `mmdebstrap --variant=extract`
+#    unpacks only those (no shell, no dpkg or apt, no maintainer scripts run);
+# 3. keeps only the shared libraries and the loader (documentation, locales, apt's and dpkg's
+#    files go), adds the three binaries in /usr/local/bin, and checks that each one runs there
+#    (chroot) and that no shell made it in;
+# 4. writes an OCI image archive (one layer, entrypoint the device plugin, as the chart runs it)
+#    and prints its path; when podman is installed, loads it as NAME:TAG (default
+#    rdmanet:<the chart's appVersion>, the chart's default image).
+#
+# --rootfs DIR stops after step 3 with the filesystem in DIR (manifests/Dockerfile uses that, so
+# both produce the same contents). Needs root (mmdebstrap --mode=root, chroot) and Debian's
+# mirror (RDMANET_DEBIAN_MIRROR, default http://deb.debian.org/debian). Push the result with
+#   podman push rdmanet:0.1.0 registry.example.com/rdmanet:0.1.0
+#   skopeo copy oci-archive:build/image/rdmanet-0.1.0.oci.tar docker://registry.example.com/rdmanet:0.1.0
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+die() {
+  echo "image: $*" >&2
+  exit 1
+}
+
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' manifests/helm/rdmanet/Chart.yaml)
+tag=rdmanet:$version out= rootfs_only=
+while (($#)); do
+  case $1 in
+    --tag) tag=${2:?--tag needs NAME:TAG} && shift 2 ;;
+    --out) out=${2:?--out needs a file} && shift 2 ;;
+    --rootfs) rootfs_only=${2:?--rootfs needs a directory} && shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/{/^set/d;s/^# \{0,1\}//;p}' "$0" && exit 0 ;;
+    *) die "unknown argument $1 (see --help)" ;;
+  esac
+done
+[[ $(id -u) == 0 ]] || die "run as root (mmdebstrap --mode=root, chroot)"
+command -v mmdebstrap >/dev/null || die "mmdebstrap is missing (hack/install-deps.sh)"
+build_dir=${BUILD_DIR:-build}
+[[ $build_dir = /* ]] || build_dir=$repo/$build_dir
+out=${out:-$build_dir/image/rdmanet-$version.oci.tar}
+
+# --- 1. the binaries ------------------------------------------------------------------------------
+if [[ -n ${RDMANET_IMAGE_BINS:-} ]]; then
+  bins=("$RDMANET_IMAGE_BINS"/rdmanet "$RDMANET_IMAGE_BINS"/rdmanet-device-plugin
+    "$RDMANET_IMAGE_BINS"/rdmanet-doctor)
+else
+  [[ -f $build_dir/build.ninja ]] || BUILD_DIR=$build_dir hack/build.sh >&2
+  cmake --build "$build_dir" -j"$(nproc)" --target rdmanet rdmanet-device-plugin rdmanet-doctor >&2
+  bins=("$build_dir/cni/rdmanet" "$build_dir/deviceplugin/rdmanet-device-plugin"
+    "$build_dir/deviceplugin/doctor/rdmanet-doctor")
+fi
+for b in "${bins[@]}"; do [[ -x $b ]] || die "$b is not built"; done
+
+# --- 2. the packages that own their libraries -----------------------------------------------------
+# (usrmerge: ldd may print /lib/... where dpkg recorded /usr/lib/..., or the other way.)
+owner() {
+  local f=$1 p o
+  for p in "$f" "${f/#\/usr\/lib\//\/lib\/}" "${f/#\/lib\//\/usr\/lib\/}" "$(realpath "$f")"; do
+    o=$(dpkg -S "$p" 2>/dev/null | grep -v '^diversion' | head -n1 | cut -d: -f1) || true
+    [[ -n $o ]] && echo "$o" && return 0
+  done
+  die "no Debian package owns $f"
+}
+mapfile -t libs < <(for b in "${bins[@]}"; do
+  ! ldd "$b" | grep -q 'not found' || die "unresolved libraries: $(ldd "$b" | grep 'not found')"
+  ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
+done | sort -u)
+mapfile -t pkgs < <(for l in "${libs[@]}"; do owner "$l"; done | sort -u)
+echo "image: runtime packages: ${pkgs[*]}" >&2
+
+work=$(mktemp -d /tmp/rdmanet-image.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/rootfs
+mmdebstrap --quiet --variant=extract --mode=root --include="$(
+  IFS=,
+  echo "${pkgs[*]}"
+)" bookworm "$root" "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2 ||
+  die "mmdebstrap failed"
+
+# --- 3. only libraries, then the binaries -----------------------------------------------------------
+# (libibverbs, when linked, loads its providers from libibverbs/ as /etc/libibverbs.d lists them.)
+find "$root" -mindepth 1 -maxdepth 1 ! -name usr ! -name lib ! -name lib64 ! -name etc \
+  -exec rm -rf {} +
+find "$root/etc" -mindepth 1 -maxdepth 1 ! -name libibverbs.d -exec rm -rf {} +
+find "$root/usr" -mindepth 1 -maxdepth 1 ! -name lib -exec rm -rf {} +
+find "$root/usr/lib" -mindepth 1 -maxdepth 1 ! -name x86_64-linux-gnu -exec rm -rf {} +
+find "$root/usr/lib/x86_64-linux-gnu" -mindepth 1 -maxdepth 1 ! -name '*.so*' ! -name libibverbs \
+  -exec rm -rf {} +
+mkdir -p "$root/usr/local/bin" "$root/tmp" "$root/etc" "$root/proc" "$root/sys" "$root/dev"
+chmod 1777 "$root/tmp"
+# Stripped: debug info (a RelWithDebInfo build) would be most of the image.
+install -m 0755 -s "${bins[0]}" "$root/usr/local/bin/rdmanet"
+install -m 0755 -s "${bins[1]}" "$root/usr/local/bin/rdmanet-device-plugin"
+install -m 0755 -s "${bins[2]}" "$root/usr/local/bin/rdmanet-doctor"
+for b in rdmanet-device-plugin rdmanet-doctor; do
+  chroot "$root" "/usr/local/bin/$b" --help >/dev/null 2>&1 || die "$b does not run in the image"
+done
+CNI_COMMAND=VERSION chroot "$root" /usr/local/bin/rdmanet </dev/null >/dev/null ||
+  die "rdmanet does not run in the image"
+for sh in bin/sh bin/bash usr/bin/sh usr/bin/dpkg usr/bin/apt; do
+  [[ ! -e $root/$sh ]] || die "the image holds /$sh"
+done
+if [[ -n $rootfs_only ]]; then
+  rm -rf "$rootfs_only" && mkdir -p "$(dirname "$rootfs_only")" && mv "$root" "$rootfs_only"
+  echo "$rootfs_only"
+  exit 0
+fi
+
+# --- 4. the OCI archive ---------------------------------------------------------------------------
+# One layer, reproducible: sorted names, numeric root ownership, a fixed mtime, gzip without name.
+oci=$work/oci
+mkdir -p "$oci/blobs/sha256"
+blob() { # FILE -> moves it into blobs, prints "<digest> <size>"
+  local d s
+  d=$(sha256sum "$1" | cut -d' ' -f1)
+  s=$(stat -c %s "$1")
+  mv "$1" "$oci/blobs/sha256/$d"
+  echo "$d $s"
+}
+tar -C "$root" --sort=name --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$work/layer.tar" .
+diff_id=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
+gzip -n -9 "$work/layer.tar"
+read -r layer layer_size < <(blob "$work/layer.tar.gz")
+cat >"$work/config.json" <<EOF
+{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z",
+ "config":{"Entrypoint":["/usr/local/bin/rdmanet-device-plugin"],"Env":["PATH=/usr/local/bin"],
+  "Labels":{"org.opencontainers.image.title":"rdmanet","org.opencontainers.image.version":"$version"}},
+ "rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created_by":"hack/image.sh"}]}
+EOF
+read -r config config_size < <(blob "$work/config.json")
+cat >"$work/manifest.json" <<EOF
+{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
+ "config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$config","size":$config_size},
+ "layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$layer","size":$layer_size}]}
+EOF
+read -r manifest manifest_size < <(blob "$work/manifest.json")
+cat >"$oci/index.json" <<EOF
+{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",
+ "digest":"sha256:$manifest","size":$manifest_size,
+ "annotations":{"org.opencontainers.image.ref.name":"$tag"}}]}
+EOF
+echo '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
+mkdir -p "$(dirname "$out")"
+tar -C "$oci" --sort=name --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$out.tmp" .
+mv "$out.tmp" "$out"
+echo "image: $(du -sh "$root" | cut -f1) unpacked, layer $((layer_size / 1024)) KiB compressed," \
+  "manifest sha256:$manifest" >&2
+
+if command -v podman >/dev/null; then
+  # (podman names an OCI archive's image by its ref.name annotation: NAME:TAG.)
+  id=$(podman load -q -i "$out" | sed -n 's/^Loaded image: *//p' | tail -n1)
+  [[ -n $id ]] || die "podman load $out failed"
+  echo "image: loaded into podman as $id" >&2
+fi
+echo "$out"

@@ -1,0 +1,118 @@
+#!/bin/bash
+# rdmanet pre-flight check between two nodes (manifests/examples/preflight.yaml runs it as an
+# Indexed Job of two pods). This file is the source: the example's ConfigMap holds a verbatim
+# copy (hack/gen-preflight.sh writes it, tests/manifests/preflight_sync.sh checks they agree).
+#
+#   run.sh                the Job: index 0 is the client and MPI launcher, index 1 serves
+#                         ib_write_bw and sshd, then waits
+#   run.sh gid            prints "hca=... gid-index=... line-rate=..." for this pod's device
+#   run.sh bw-server      serves one ib_write_bw run
+#   run.sh bw PEER        ib_write_bw against PEER, then the verdict against the line rate;
+#                         exit 0 on PASS, 1 on FAIL
+#
+# Environment: NCCL_IB_HCA (injected by the rdmanet device plugin: "=mlx5_2"), and, to run it
+# elsewhere (the VM test): PREFLIGHT_IP (else the IPv4 address of PREFLIGHT_IFACE, default eth1),
+# PREFLIGHT_SYS (default /sys), PREFLIGHT_BW_ARGS (default "-s 8388608 -D 10 -F"),
+# PREFLIGHT_BW_PERCENT (default 90), PREFLIGHT_PORT (default 18515).
+set -euo pipefail
+sys=${PREFLIGHT_SYS:-/sys}
+bw_percent=${PREFLIGHT_BW_PERCENT:-90}
+port=${PREFLIGHT_PORT:-18515}
+read -r -a bw_args <<<"${PREFLIGHT_BW_ARGS:--s 8388608 -D 10 -F}"
+peer_name=rdmanet-preflight-1.rdmanet-preflight
+
+# The first HCA the device plugin gave this container ("=mlx5_2,mlx5_3" -> mlx5_2).
+hca_of_env() {
+  local h=${NCCL_IB_HCA:?NCCL_IB_HCA is not set (no RDMA device allocated?)}
+  h=${h%%,*}
+  h=${h#=}
+  echo "${h%%:*}"
+}
+
+# gid_index HCA IPV4: the index of HCA's RoCE v2 GID for IPV4 (IPv4-mapped, ::ffff:a.b.c.d).
+gid_index() {
+  local port_dir=$sys/class/infiniband/$1/ports/1 want t n type gid a b c d
+  IFS=. read -r a b c d <<<"$2"
+  printf -v want '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' "$a" "$b" "$c" "$d"
+  # Builtin reads only: a GID table has hundreds of entries (unused ones cannot be read).
+  for t in "$port_dir"/gid_attrs/types/*; do
+    n=${t##*/}
+    read -r type <"$t" 2>/dev/null || continue
+    [[ $type == "RoCE v2" ]] || continue
+    read -r gid <"$port_dir/gids/$n" 2>/dev/null || continue
+    if [[ $gid == "$want" ]]; then
+      echo "$n"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# line_rate HCA: the port's rate in Gb/s ("100 Gb/sec (4X EDR)" -> 100; "2.5 Gb/sec" -> 2.5).
+line_rate() { sed -n 's/^\([0-9.]*\).*/\1/p' "$sys/class/infiniband/$1/ports/1/rate"; }
+
+# bw_verdict BW RATE: the pass line; true when BW >= bw_percent% of RATE.
+bw_verdict() {
+  local ok=0
+  awk -v bw="$1" -v rate="$2" -v p="$bw_percent" 'BEGIN {exit !(bw != "" && bw >= p / 100 * rate)}' && ok=1
+  echo "ib_write_bw: ${1:-?} Gb/s, need >= ${bw_percent}% of ${2} Gb/s: $([[ $ok == 1 ]] && echo PASS || echo FAIL)"
+  [[ $ok == 1 ]]
+}
+
+# Sets hca, ip, gid, rate for this pod; fails with a FAIL line when the GID is missing.
+lookup() {
+  hca=$(hca_of_env)
+  ip=${PREFLIGHT_IP:-$(ip -4 -o addr show dev "${PREFLIGHT_IFACE:-eth1}" | awk '{split($4, a, "/"); print a[1]; exit}')}
+  if ! gid=$(gid_index "$hca" "$ip"); then
+    echo "FAIL: no RoCE v2 GID for $ip on $hca"
+    return 1
+  fi
+  rate=$(line_rate "$hca")
+  echo "hca=$hca gid-index=$gid line-rate=${rate}Gb/s"
+}
+
+bw_server() { ib_write_bw -d "$hca" -x "$gid" -p "$port" "${bw_args[@]}" --report_gbits; }
+
+# bw_client PEER: retries until the server listens, prints its output and the verdict.
+bw_client() {
+  until ib_write_bw -d "$hca" -x "$gid" -p "$port" "${bw_args[@]}" --report_gbits "$1" \
+    >/tmp/bw.txt 2>&1; do sleep 2; done
+  cat /tmp/bw.txt
+  bw_verdict "$(awk -v s="${bw_args[1]}" '$1 == s {print $4}' /tmp/bw.txt)" "$rate"
+}
+
+job() {
+  lookup
+  mkdir -p /root/.ssh
+  cp /etc/preflight-ssh/id_ed25519 /etc/preflight-ssh/authorized_keys /root/.ssh/
+  chmod 600 /root/.ssh/*
+  if [[ $JOB_COMPLETION_INDEX == 1 ]]; then
+    ssh-keygen -A >/dev/null
+    /usr/sbin/sshd -p 2222 -o StrictModes=no
+    bw_server
+    until [[ -f /tmp/done ]]; do sleep 2; done # index 0 touches it when MPI is done
+    exit 0
+  fi
+  local ok=0 ar_ok=0 ssh_opts="-p 2222 -o StrictHostKeyChecking=no" busbw hcas want
+  bw_client "$peer_name" && ok=1
+  mpirun --allow-run-as-root -np 2 -H "localhost:1,$peer_name:1" \
+    --mca plm_rsh_args "$ssh_opts" -x NCCL_IB_HCA -x NCCL_IB_TC -x NCCL_IB_SL \
+    -x NCCL_IB_GID_INDEX="$gid" -x NCCL_SOCKET_IFNAME=eth0 -x NCCL_DEBUG=WARN \
+    /opt/nccl-tests/build/all_reduce_perf -b 256M -e 4G -f 2 -g 8 | tee /tmp/ar.txt
+  # shellcheck disable=SC2086 # ssh_opts is a list
+  ssh $ssh_opts "$peer_name" touch /tmp/done
+  busbw=$(sed -n 's/.*Avg bus bandwidth *: *\([0-9.]*\).*/\1/p' /tmp/ar.txt)
+  hcas=$(tr ',' '\n' <<<"$NCCL_IB_HCA" | grep -c .)
+  want=$(awk -v r="$rate" -v n="$hcas" 'BEGIN {print 0.8 * n * r / 8}')
+  awk -v b="$busbw" -v w="$want" 'BEGIN {exit !(b >= w)}' && ar_ok=1
+  echo "all_reduce_perf: ${busbw} GB/s bus bandwidth, need >= ${want} GB/s (80%): $([[ $ar_ok == 1 ]] && echo PASS || echo FAIL)"
+  [[ $ok == 1 && $ar_ok == 1 ]]
+}
+
+case ${1:-job} in
+  job) job ;;
+  gid) lookup ;;
+  bw-server) lookup && bw_server ;;
+  bw) lookup && bw_client "${2:?run.sh bw PEER}" ;;
+  *) echo "usage: run.sh [gid | bw-server | bw PEER]" >&2 && exit 2 ;;
+esac
