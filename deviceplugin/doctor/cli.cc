@@ -6,25 +6,11 @@
 
 #include "common/base/sysfs.h"
 #include "common/inventory/node.h"
+#include "deviceplugin/doctor/cli_flags.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
 namespace rdmanet::doctor {
-namespace {
-
-Error usageError(const std::string& msg) { return makeError(ErrorCode::kInvalidConfig, msg); }
-
-Result<int> intIn(const std::string& flag, const std::string& v, int lo, int hi) {
-  int n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < lo || n > hi) {
-    return usageError(flag + ": \"" + v + "\" is not an integer in [" + std::to_string(lo) + ", " +
-                      std::to_string(hi) + "]");
-  }
-  return n;
-}
-
-}  // namespace
 
 std::string usage() {
   return "usage: rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]\n"

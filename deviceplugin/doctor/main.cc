@@ -1,5 +1,5 @@
 // rdmanet-doctor: the node's pre-training network checklist as one command (cli.h documents
-// flags and exit codes). main only opens the real seams
+// flags and exit codes; probe/probe.h the `probe` subcommand). main only opens the real seams
 // (host_seams.h: netlink, ethtool, verbs); everything else is in rdmanet_doctor so tests drive it.
 #include <ctime>
 #include <exception>
@@ -9,10 +9,14 @@
 
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
+#include "deviceplugin/doctor/probe/probe.h"
 
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "probe") {
+      return rdmanet::doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
+    }
     // Read in the netns the doctor runs in (the host's); a seam that cannot be opened makes its
     // checks UNKNOWN rather than failing the whole run.
     const auto seams = rdmanet::doctor::openHostSeams(&std::cerr);
