@@ -67,4 +67,27 @@ Result<LosslessFinding> checkLossless(const LosslessConf& conf, const std::strin
   return f;
 }
 
+std::string evaluatePodMtu(const std::string& port, const std::string& role,
+                           std::optional<uint32_t> pod_mtu, const Result<uint32_t>& port_mtu) {
+  if (!pod_mtu || !port_mtu.ok() || *pod_mtu <= *port_mtu) return {};
+  return fmt::format(
+      "pod MTU {} is above the MTU {} of {} {}: the port would drop the pod's larger frames "
+      "(RoCE has no path-MTU discovery); lower \"mtu\" or raise {}'s MTU",
+      *pod_mtu, *port_mtu, role, port, port);
+}
+
+Status checkPodMtu(const LosslessConf& conf, const std::string& port, const std::string& role,
+                   std::optional<uint32_t> pod_mtu,
+                   const std::function<Result<uint32_t>()>& read_port_mtu, Logger& log) {
+  if (conf.check == LosslessCheck::kOff || !pod_mtu) return okStatus();
+  const std::string problem = evaluatePodMtu(port, role, pod_mtu, read_port_mtu());
+  if (problem.empty()) return okStatus();
+  if (conf.check == LosslessCheck::kEnforce) {
+    return makeError(ErrorCode::kInvalidConfig, problem,
+                     "lossless.check is \"enforce\"; fix the MTUs or use \"warn\"");
+  }
+  log.warn("lossless: {}", problem);
+  return okStatus();
+}
+
 }  // namespace rdmanet::cni

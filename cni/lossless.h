@@ -34,6 +34,20 @@ Result<LosslessFinding> checkLossless(const LosslessConf& conf, const std::strin
                                       const std::function<Result<DcbState>()>& read_dcb,
                                       Logger& log);
 
+// The MTU half of a lossless path: a pod MTU above its port's MTU (the PF in sriov mode, the
+// master in macvlan, the device in host-device) makes the port drop the pod's large frames,
+// and RoCE has no path-MTU discovery to recover. Empty when fine or when there is nothing to
+// compare (no pod MTU, or the port's MTU unreadable); else a message naming both MTUs.
+std::string evaluatePodMtu(const std::string& port, const std::string& role,
+                           std::optional<uint32_t> pod_mtu, const Result<uint32_t>& port_mtu);
+
+// Applies the policy like checkLossless: enforce -> error 7; warn -> log; off -> nothing read.
+// `read_port_mtu` is called only when `pod_mtu` is set and the check is not off (one netlink
+// request on the ADD path, none for a netconf without "mtu").
+Status checkPodMtu(const LosslessConf& conf, const std::string& port, const std::string& role,
+                   std::optional<uint32_t> pod_mtu,
+                   const std::function<Result<uint32_t>()>& read_port_mtu, Logger& log);
+
 // "{3,4}" for a PFC-enabled bit mask; "{}" when none.
 std::string pfcSet(uint8_t mask);
 

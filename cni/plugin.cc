@@ -73,6 +73,13 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
                              checkLossless(
                                  *conf.lossless, dev.dcbPort(), conf.hasVlan(),
                                  [&] { return deps_.host.dcb(dev.dcbPort()); }, deps_.log));
+    RDMANET_RETURN_IF_ERROR(checkPodMtu(
+        *conf.lossless, dev.dcbPort(), dev.mode == Mode::kSriov ? "PF" : "port", conf.mtu,
+        [&]() -> Result<uint32_t> {
+          RDMANET_ASSIGN_OR_RETURN(LinkInfo l, deps_.host.linkByName(dev.dcbPort()));
+          return l.mtu;
+        },
+        deps_.log));
   }
 
   AttachmentState st = AttachmentState::forInvocation(env, conf);

@@ -8,7 +8,7 @@ set -euo pipefail
 
 want_build=(
   cmake ninja-build g++ pkg-config clang-format
-  libnl-3-dev libnl-route-3-dev
+  libnl-3-dev libnl-route-3-dev libnl-genl-3-dev
   libibverbs-dev librdmacm-dev
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
@@ -22,7 +22,8 @@ want_build=(
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
 # the fake kubelet's JSON events; strace kills the CNI plugin at each syscall in the crash test;
-# perftest and rdmacm-utils for RDMA traffic between pods in the VM; mmdebstrap, podman and runc
+# perftest and rdmacm-utils for RDMA traffic between pods in the VM and as the RDMA probe's
+# reference peers; ethtool to change igb's pause in the vm doctor test; mmdebstrap, podman and runc
 # build and run the container image, hack/image.sh; shellcheck and clang-tidy for the lint label;
 # openssl for the throw-away CA of the Kubernetes client's TLS tests;
 # python3-prometheus-client parses /metrics as Prometheus would).
@@ -31,7 +32,7 @@ want_test=(
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq perftest rdmacm-utils
+  jq ethtool perftest rdmacm-utils
   mmdebstrap podman runc
   shellcheck clang-tidy openssl python3-prometheus-client
 )

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "common/base/sysfs.h"
+#include "common/rdma/ibv_verbs.h"
 #include "deviceplugin/doctor/render.h"
 #include "deviceplugin/logging.h"
 
@@ -83,6 +84,18 @@ void DoctorRunner::loop() {
     }
   }
   const Sysfs sysfs(opts_.sysfs_root);
+  // Pause and verbs read the real machine: only with the real sysfs root, so a simulated node's
+  // run is not mixed with this host's devices. Null: pause UNKNOWN, RDMA facts from sysfs.
+  std::unique_ptr<PauseReader> pause;
+  std::unique_ptr<RdmaVerbs> verbs;
+  if (opts_.sysfs_root.lexically_normal() == "/") {
+    if (auto p = EthtoolPauseReader::open(); p.ok()) {
+      pause = std::move(p).value();
+    } else {
+      log->warn("no ethtool netlink ({}): the pause checks will say UNKNOWN", p.error().msg);
+    }
+    verbs = std::make_unique<IbvRdmaVerbs>();
+  }
   std::optional<doctor::CounterSnapshot> previous;
   doctor::Verdict last_worst = doctor::Verdict::kPass;
   bool first = true;
@@ -92,6 +105,8 @@ void DoctorRunner::loop() {
     doctor::DoctorReport report =
         doctor::runDoctor({.sysfs = sysfs,
                            .netlink = netlink.get(),
+                           .verbs = verbs.get(),
+                           .pause = pause.get(),
                            .options = opts_.doctor,
                            .baseline = previous ? &*previous : nullptr,
                            .now_unix = static_cast<int64_t>(std::time(nullptr))});

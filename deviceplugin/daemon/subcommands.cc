@@ -4,24 +4,20 @@
 #include <iostream>
 #include <memory>
 
-#include "common/net/libnl_netlink.h"
 #include "deviceplugin/daemon/install_cni.h"
 #include "deviceplugin/doctor/cli.h"
+#include "deviceplugin/doctor/host_seams.h"
 
 namespace rdmanet::dp {
 
 int runDoctorCommand(const std::vector<std::string>& args) {
-  // DCB is read in the netns we run in (the host's, as the DaemonSet uses hostNetwork). Without
-  // a socket the DCB checks say UNKNOWN rather than failing the whole run, as in rdmanet-doctor.
-  std::unique_ptr<LibnlNetlink> netlink;
-  if (auto nl = LibnlNetlink::open(); nl.ok()) {
-    netlink = std::move(nl).value();
-  } else {
-    std::cerr << "rdmanet-doctor: no netlink socket (" << nl.error().msg
-              << "): DCB checks will be UNKNOWN\n";
-  }
-  return doctor::runCli(args, netlink.get(), static_cast<int64_t>(std::time(nullptr)), std::cout,
-                        std::cerr);
+  // Read in the netns we run in (the host's, as the DaemonSet uses hostNetwork), opened as
+  // rdmanet-doctor opens them: a seam that cannot be opened makes its checks UNKNOWN.
+  const auto seams = doctor::openHostSeams(&std::cerr);
+  return doctor::runCli(
+      args,
+      {.netlink = seams.netlink.get(), .verbs = seams.verbs.get(), .pause = seams.pause.get()},
+      static_cast<int64_t>(std::time(nullptr)), std::cout, std::cerr);
 }
 
 int runInstallCni(std::string_view argv0, const std::filesystem::path& dir) {

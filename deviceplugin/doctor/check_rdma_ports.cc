@@ -1,5 +1,7 @@
 // RDMA ports: what `ibstatus` shows (state ACTIVE, physical state LinkUp) and what
-// `ibdev2netdev` shows (each RDMA port maps to the netdev of its PCI function).
+// `ibdev2netdev` shows (each RDMA port maps to the netdev of its PCI function). State, link
+// layer, rate and GIDs come from the port facts (verbs when the device opens, else sysfs; the
+// "source" evidence says which); the physical state only sysfs has.
 #include <fmt/format.h>
 
 #include <set>
@@ -14,15 +16,23 @@ std::string stateText(int num, const std::string& name) {
   return fmt::format("{}: {}", num, name);
 }
 
-void checkPort(const DataPort& p, const RdmaPort& port, DoctorReport& out) {
+std::string sourceText(const DeviceFacts& f) {
+  if (f.source == FactSource::kVerbs) return "verbs";
+  return fmt::format("sysfs ({})",
+                     f.fallback_reason.empty() ? "verbs not tried" : f.fallback_reason);
+}
+
+void checkPort(const DataPort& p, const RdmaPort& sys, const PortFacts& port, DoctorReport& out) {
   const std::string dev = fmt::format("{}/{}", p.rdma->name, port.num);
-  const bool active = port.state == "ACTIVE" && port.phys_state == "LinkUp";
+  const bool active = port.state == "ACTIVE" && sys.phys_state == "LinkUp";
   int roce_v2 = 0;
-  for (const auto& g : port.gids) roce_v2 += g.type == "RoCE v2" ? 1 : 0;
-  std::vector<Evidence> ev = {
-      {"state", stateText(port.state_num, port.state)},
-      {"phys_state", stateText(port.phys_state_num, port.phys_state)},
-      {"link_layer", port.link_layer.empty() ? "unknown" : port.link_layer}};
+  for (const auto& g : port.gids) roce_v2 += g.type == GidType::kRoceV2 ? 1 : 0;
+  std::vector<Evidence> ev = {{"state", stateText(port.state_num, port.state)},
+                              {"phys_state", stateText(sys.phys_state_num, sys.phys_state)},
+                              {"link_layer", port.link_layer.empty() ? "unknown" : port.link_layer},
+                              {"source", sourceText(p.facts)}};
+  if (!port.rate.empty()) ev.push_back({"rate", port.rate});
+  if (port.active_mtu > 0) ev.push_back({"active_mtu", std::to_string(port.active_mtu)});
   Verdict v = active ? Verdict::kPass : Verdict::kFail;
   std::string remedy = fmt::format(
       "{} is not ACTIVE/LinkUp: check the cable and switch port, then `ip link set {} up`; a "
@@ -79,7 +89,20 @@ void checkRdmaPorts(const DoctorContext& ctx, DoctorReport& out) {
                                        "the RDMA device lists no ports: check the driver"));
       continue;
     }
-    for (const auto& port : p.rdma->ports) checkPort(p, port, out);
+    for (const auto& sys : p.rdma->ports) {
+      const PortFacts* facts = nullptr;
+      for (const auto& f : p.facts.ports) {
+        if (f.num == sys.num) facts = &f;
+      }
+      // A port sysfs lists but verbs does not (should not happen): judge it on sysfs alone.
+      PortFacts fallback;
+      if (!facts) {
+        RdmaDevice one = *p.rdma;
+        one.ports = {sys};
+        fallback = factsFromSysfs(ctx.sysfs, one).ports.front();
+      }
+      checkPort(p, sys, facts ? *facts : fallback, out);
+    }
   }
 }
 

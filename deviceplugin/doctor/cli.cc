@@ -6,6 +6,7 @@
 #include "common/base/sysfs.h"
 #include "common/cli/command_line.h"
 #include "common/inventory/node.h"
+#include "deviceplugin/doctor/cli_flags.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
@@ -37,6 +38,10 @@ void defineFlags(CLI::App& app, CliOptions& o) {
                  "the 802.1p priority PFC must protect, 0-7 (default 3)")
       ->type_name("P")
       ->check(cli::intIn(0, 7));
+  app.add_option("--pod-mtu", o.doctor.pod_mtu,
+                 "the MTU pods get on these ports: checks the chain pod <= VF <= PF")
+      ->type_name("N")
+      ->check(cli::intIn(68, 65535));
   app.add_option("--sysfs-root", o.sysfs_root,
                  "directory that plays \"/\" for sysfs reads (default /)")
       ->type_name("DIR")
@@ -63,6 +68,11 @@ Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
 }
 
 int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_unix,
+           std::ostream& out, std::ostream& err) {
+  return runCli(args, CliSeams{.netlink = netlink}, now_unix, out, err);
+}
+
+int runCli(const std::vector<std::string>& args, const CliSeams& seams, int64_t now_unix,
            std::ostream& out, std::ostream& err) {
   auto opts = parseArgs(args);
   if (!opts.ok()) {
@@ -96,7 +106,9 @@ int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_u
   const Sysfs sysfs(opts->sysfs_root);
   const NodeInventory inv = scanNode(sysfs, kScan);
   const DoctorReport report = runDoctor({.sysfs = sysfs,
-                                         .netlink = netlink,
+                                         .netlink = seams.netlink,
+                                         .verbs = real_root ? seams.verbs : nullptr,
+                                         .pause = seams.pause,
                                          .options = opts->doctor,
                                          .baseline = baseline ? &*baseline : nullptr,
                                          .now_unix = now_unix},

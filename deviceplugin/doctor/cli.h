@@ -3,7 +3,7 @@
 // Parsed with CLI11 (common/cli/command_line.h; --help is generated, --version exists):
 //
 //   rdmanet-doctor [--json] [--dot] [--baseline FILE] [--expect-mtu N]
-//                  [--lossless-priority P] [--sysfs-root DIR]
+//                  [--lossless-priority P] [--pod-mtu N] [--sysfs-root DIR]
 //
 // Exit code: 0 when nothing FAILs (WARN and UNKNOWN do not fail a node), 1 on any FAIL, 2 on a
 // usage error (unknown flag, bad value, unreadable baseline, missing sysfs root).
@@ -17,6 +17,8 @@
 
 #include "common/base/result.h"
 #include "common/net/netlink.h"
+#include "common/net/pause.h"
+#include "common/rdma/rdma_verbs.h"
 #include "deviceplugin/doctor/doctor.h"
 
 namespace rdmanet::doctor {
@@ -40,6 +42,15 @@ Result<CliOptions> parseArgs(const std::vector<std::string>& args);
 // One doctor run: the report on `out`, notes and errors on `err`; returns the exit code.
 // `netlink` is bound to the host netns (nullptr: DCB checks UNKNOWN).
 int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_unix,
+           std::ostream& out, std::ostream& err);
+
+// The seams a run reads through (each may be null: its checks say UNKNOWN or use sysfs).
+struct CliSeams {
+  Netlink* netlink = nullptr;
+  RdmaVerbs* verbs = nullptr;
+  PauseReader* pause = nullptr;
+};
+int runCli(const std::vector<std::string>& args, const CliSeams& seams, int64_t now_unix,
            std::ostream& out, std::ostream& err);
 
 }  // namespace rdmanet::doctor

@@ -7,12 +7,15 @@
 // loaded), so the RDMA check can say so. VFs are not data ports: they belong to pods, and in
 // exclusive RDMA netns mode they are not even visible here.
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/base/sysfs.h"
 #include "common/inventory/node.h"
 #include "common/net/netlink.h"
+#include "common/net/pause.h"
+#include "common/rdma/rdma_verbs.h"
 #include "deviceplugin/doctor/doctor.h"
 #include "deviceplugin/doctor/report.h"
 
@@ -24,6 +27,7 @@ struct DataPort {
   const RdmaDevice* rdma = nullptr;  // first RDMA device of the function, nullptr if none
   std::string label{};               // netdev name, else the BDF
   std::string rdma_label{};          // "mlx5_0", else the label
+  DeviceFacts facts{};  // of `rdma` (verbs, else sysfs); empty name when there is no `rdma`
 };
 
 struct GpuRef {
@@ -36,6 +40,8 @@ struct DoctorContext {
   const NodeInventory& inv;
   const DoctorOptions& options;
   Netlink* netlink = nullptr;
+  RdmaVerbs* verbs = nullptr;
+  PauseReader* pause = nullptr;
   const CounterSnapshot* baseline = nullptr;
   int64_t now_unix = 0;
   std::vector<DataPort> ports{};
@@ -51,6 +57,10 @@ inline bool isEthernet(const DataPort& p) {
   return p.netdev && p.netdev->link_type != LinkType::kInfiniband;
 }
 
+// What checkLossless found for a port's lossless priority: true PFC on, false off, nullopt
+// unknown (no DCB read).
+std::optional<bool> pfcOn(const DoctorReport& out, const DataPort& p);
+
 // Builds a result; `evidence` in reading order.
 CheckResult makeResult(std::string check, std::string device, Verdict v,
                        std::vector<Evidence> evidence, std::string remedy = {});
@@ -63,6 +73,11 @@ void checkLinks(const DoctorContext& ctx, DoctorReport& out);
 void checkRdmaPorts(const DoctorContext& ctx, DoctorReport& out);
 void checkMtu(const DoctorContext& ctx, DoctorReport& out);
 void checkLossless(const DoctorContext& ctx, DoctorReport& out);
+// These two read the "pfc" results checkLossless appended (PASS: PFC on, FAIL: off, UNKNOWN),
+// so they run after it and read no DCB themselves.
+void checkPause(const DoctorContext& ctx, DoctorReport& out);
+void checkEcn(const DoctorContext& ctx, DoctorReport& out);
+void checkMtuChain(const DoctorContext& ctx, DoctorReport& out);
 void checkNuma(const DoctorContext& ctx, DoctorReport& out);
 void checkTopology(const DoctorContext& ctx, DoctorReport& out);  // also fills out.matrix
 void checkAcs(const DoctorContext& ctx, DoctorReport& out);

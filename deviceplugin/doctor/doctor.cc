@@ -25,6 +25,12 @@ CheckResult makeResult(std::string check, std::string device, Verdict v,
                      .remedy = v == Verdict::kPass ? std::string() : std::move(remedy)};
 }
 
+std::optional<bool> pfcOn(const DoctorReport& out, const DataPort& p) {
+  const CheckResult* r = out.find("pfc", p.label);
+  if (!r || r->verdict == Verdict::kUnknown) return std::nullopt;
+  return r->verdict == Verdict::kPass;
+}
+
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) {
@@ -59,14 +65,22 @@ DoctorReport runDoctor(const DoctorInputs& in, const NodeInventory& inv) {
                     .inv = inv,
                     .options = in.options,
                     .netlink = in.netlink,
+                    .verbs = in.verbs,
+                    .pause = in.pause,
                     .baseline = in.baseline,
                     .now_unix = in.now_unix};
   collectDevices(inv, ctx.ports, ctx.gpus);
+  for (auto& p : ctx.ports) {
+    if (p.rdma) p.facts = rdmaFacts(in.verbs, in.sysfs, *p.rdma);
+  }
   DoctorReport out;
   checkLinks(ctx, out);
   checkRdmaPorts(ctx, out);
   checkMtu(ctx, out);
+  checkMtuChain(ctx, out);
   checkLossless(ctx, out);
+  checkPause(ctx, out);
+  checkEcn(ctx, out);
   checkNuma(ctx, out);
   checkTopology(ctx, out);
   checkAcs(ctx, out);

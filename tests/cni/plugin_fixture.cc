@@ -67,7 +67,8 @@ TestNode::TestNode() {
   t.addFunction(rp2, {.address = pci("0000:82:00.0"), .numa_node = 0});
   t.addNetdev(pci("0000:82:00.0"), {.name = "ens2f0", .ifindex = 5});
 
-  pf_ifindex_ = kernel_.addPf(FakeKernel::kHost, "ens1f0", 4);
+  // Jumbo frames on the PF, as on a RoCE node: the sriov netconf's pod MTU 9000 fits it.
+  pf_ifindex_ = kernel_.addPf(FakeKernel::kHost, "ens1f0", 4, 9000);
   auto physical = [&](const char* name, bool up) {
     FakeLinkSpec spec;
     spec.name = name;

@@ -211,5 +211,28 @@ TEST(SriovRollbackTest, AddRollsBackAfterAFailureAtEveryStep) {
   }
 }
 
+TEST_F(SriovTest, EnforceRefusesAPodMtuAboveThePfMtuNamingBoth) {
+  ASSERT_TRUE(host_.setMtu(pf_ifindex_, 4200).ok());
+  const World before = world();
+  const Invocation out = invoke("ADD", sriovConf());  // pod MTU 9000
+  ASSERT_NE(out.exit_code, 0);
+  const json err = json::parse(out.stdout_data);
+  EXPECT_EQ(err["code"], 7);
+  const std::string msg = err["msg"];
+  EXPECT_NE(msg.find("pod MTU 9000 is above the MTU 4200 of PF ens1f0"), std::string::npos) << msg;
+  EXPECT_EQ(world(), before);  // refused before the first change
+}
+
+TEST_F(SriovTest, WarnLetsAPodMtuAboveThePfMtuThroughAndLogs) {
+  ASSERT_TRUE(host_.setMtu(pf_ifindex_, 4200).ok());
+  addOk(sriovConf().replace(sriovConf().find(R"("check": "enforce")"), 18, R"("check": "warn")"));
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+}
+
+TEST_F(SriovTest, PodMtuEqualToThePfMtuIsFine) {
+  addOk(sriovConf());  // 9000 on a 9000 PF
+  EXPECT_EQ(kernel_.link("pod1", "net1")->info.mtu, 9000u);
+}
+
 }  // namespace
 }  // namespace rdmanet::cni::testing

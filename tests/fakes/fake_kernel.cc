@@ -237,10 +237,11 @@ int FakeKernel::addLink(const std::string& ns, const std::string& name, const st
   return addLink(ns, spec);
 }
 
-int FakeKernel::addPf(const std::string& ns, const std::string& name, int num_vfs) {
+int FakeKernel::addPf(const std::string& ns, const std::string& name, int num_vfs, uint32_t mtu) {
   FakeLinkSpec spec;
   spec.name = name;
   spec.up = true;
+  spec.mtu = mtu;
   const int idx = addLink(ns, spec);
   std::lock_guard lock(mu_);
   FakeLink* pf = findLocked(*nsLocked(ns), idx);

@@ -149,9 +149,9 @@ class FakeKernel {
   // link (kind "") or a virtual one, MTU 1500, down, carrier on, generated MAC.
   int addLink(const std::string& ns, const FakeLinkSpec& spec);
   int addLink(const std::string& ns, const std::string& name, const std::string& kind = "");
-  // A physical, up PF with `num_vfs` VFs (spoofchk on, everything else default). VF netdevs
-  // are separate: addLink(ns, "ens1f0v0") for each one the test needs.
-  int addPf(const std::string& ns, const std::string& name, int num_vfs);
+  // A physical, up PF with `num_vfs` VFs (spoofchk on, everything else default) and MTU `mtu`.
+  // VF netdevs are separate: addLink(ns, "ens1f0v0") for each one the test needs.
+  int addPf(const std::string& ns, const std::string& name, int num_vfs, uint32_t mtu = 1500);
   void unsupportVfKnob(const std::string& ns, const std::string& pf, VfKnob knob);
   void setDcb(const std::string& ns, const std::string& ifname, std::optional<DcbState> dcb);
   void setCarrier(const std::string& ns, const std::string& ifname, bool carrier);

@@ -21,18 +21,20 @@ using ::testing::HasSubstr;
 
 TEST(DoctorCliParse, AcceptsEveryFlagInBothForms) {
   auto o = parseArgs({"--json", "--baseline", "/tmp/b.json", "--expect-mtu=4200",
-                      "--lossless-priority", "5", "--sysfs-root=/x"});
+                      "--lossless-priority", "5", "--pod-mtu=4000", "--sysfs-root=/x"});
   ASSERT_TRUE(o.ok()) << o.error().msg;
   EXPECT_TRUE(o->json);
   EXPECT_FALSE(o->dot);
   EXPECT_EQ(o->baseline, "/tmp/b.json");
   EXPECT_EQ(o->doctor.expect_mtu, 4200);
   EXPECT_EQ(o->doctor.lossless_priority, 5);
+  EXPECT_EQ(o->doctor.pod_mtu, 4000);
   EXPECT_EQ(o->sysfs_root, "/x");
   auto d = parseArgs({});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->doctor.expect_mtu, 9000);
   EXPECT_EQ(d->doctor.lossless_priority, 3);
+  EXPECT_EQ(d->doctor.pod_mtu, 0);  // not checked
   EXPECT_EQ(d->sysfs_root, "/");
 }
 
@@ -47,6 +49,8 @@ TEST(DoctorCliParse, RejectsBadInputNamingTheFlag) {
       {{"--expect-mtu", "70000"}, "--expect-mtu"},
       {{"--lossless-priority", "8"}, "--lossless-priority"},
       {{"--lossless-priority", "-1"}, "--lossless-priority"},
+      {{"--pod-mtu", "67"}, "--pod-mtu"},
+      {{"--pod-mtu"}, "--pod-mtu needs a value"},
       {{"--baseline="}, "--baseline"},
       {{"--sysfs-root", ""}, "--sysfs-root"},
       {{"--json=maybe"}, "--json"},
@@ -71,7 +75,7 @@ CliRun cli(DoctorNode& node, std::vector<std::string> args) {
   args.push_back("--sysfs-root");
   args.push_back(node.root().string());
   std::ostringstream out, err;
-  const int rc = runCli(args, &node.netlink(), 5000, out, err);
+  const int rc = runCli(args, {.netlink = &node.netlink(), .pause = &node.pause()}, 5000, out, err);
   return {rc, out.str(), err.str()};
 }
 
@@ -83,7 +87,7 @@ TEST(DoctorCli, ExitCodeIsZeroOnAHealthyNodeAndOneOnAFail) {
   node.tree().writeAttr("/sys/class/net/ens1f0/mtu", "1500");
   CliRun bad = cli(node, {});
   EXPECT_EQ(bad.rc, 1);
-  EXPECT_THAT(bad.out, HasSubstr("1 FAIL"));
+  EXPECT_THAT(bad.out, HasSubstr("2 FAIL"));  // mtu, and mtu_chain (its VFs are at 9000)
 }
 
 TEST(DoctorCli, UsageErrorsExitTwo) {

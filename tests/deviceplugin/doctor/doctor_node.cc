@@ -75,6 +75,49 @@ DoctorNode::DoctorNode(const std::string& topology_json, int mtu, int speed_mbps
     spec.up = true;
     kernel_.addLink(FakeKernel::kHost, spec);
     kernel_.setDcb(FakeKernel::kHost, port, healthyDcb());
+    pause_.set(port, PauseState{});
+    for (int prio = 0; prio < 8; ++prio) setEcn(port, prio, true, true);
+    tree_->writeAttr("/sys/class/net/" + port + "/ecn/roce_np/cnp_dscp", "48");
+    tree_->writeAttr("/sys/class/net/" + port + "/ecn/roce_np/cnp_802p_prio", "6");
+  }
+}
+
+void DoctorNode::setEcn(const std::string& port, int priority, bool rp, bool np) {
+  const std::string ecn = "/sys/class/net/" + port + "/ecn";
+  tree_->writeAttr(fmt::format("{}/roce_rp/enable/{}", ecn, priority), rp ? "1" : "0");
+  tree_->writeAttr(fmt::format("{}/roce_np/enable/{}", ecn, priority), np ? "1" : "0");
+}
+
+void DoctorNode::removeEcn(const std::string& port) {
+  tree_->remove("/sys/class/net/" + port + "/ecn");
+}
+
+void DoctorNode::pinVerbs(DeviceFacts facts) {
+  pinned_.insert(facts.name);
+  verbs_.set(std::move(facts));
+}
+
+void DoctorNode::failVerbs(const std::string& device, int err) {
+  pinned_.insert(device);
+  verbs_.failOpen(device, err);
+}
+
+void DoctorNode::deriveVerbs() {
+  // What libibverbs would say: sysfs's facts plus the active MTU the kernel derives from the
+  // netdev MTU (max 4096, as mlx5 and rxe report).
+  const Sysfs sysfs(root_);
+  const NodeInventory inv = scanNode(sysfs);
+  for (const auto& nic : inv.nics) {
+    for (const auto& dev : nic.rdma) {
+      if (pinned_.contains(dev.name)) continue;
+      DeviceFacts f = factsFromSysfs(sysfs, dev);
+      const int mtu = nic.netdevs.empty() ? 1500 : nic.netdevs.front().mtu;
+      for (auto& p : f.ports) {
+        p.max_mtu = 4096;
+        if (p.link_layer == "Ethernet") p.active_mtu = roceMtuForNetdevMtu(mtu, 4096);
+      }
+      verbs_.set(std::move(f));
+    }
   }
 }
 
@@ -139,10 +182,13 @@ void DoctorNode::setDcb(const std::string& port, std::optional<DcbState> dcb) {
 }
 
 DoctorReport DoctorNode::run(const DoctorOptions& options, const CounterSnapshot* baseline,
-                             bool with_netlink, int64_t now) {
+                             bool with_netlink, int64_t now, bool verbs) {
+  deriveVerbs();
   const Sysfs sysfs(root_);
   return runDoctor({.sysfs = sysfs,
                     .netlink = with_netlink ? &netlink_ : nullptr,
+                    .verbs = verbs ? &verbs_ : nullptr,
+                    .pause = &pause_,
                     .options = options,
                     .baseline = baseline,
                     .now_unix = now});

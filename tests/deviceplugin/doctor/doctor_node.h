@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "common/base/sysfs.h"
 #include "deviceplugin/doctor/doctor.h"
 #include "tests/fakes/fake_netlink.h"
+#include "tests/fakes/fake_rdma_verbs.h"
 #include "tests/simnode/build_node.h"
 #include "tests/simnode/sim_tree.h"
 #include "tests/simnode/topology_model.h"
@@ -33,8 +35,11 @@ std::string repoTopology(const std::string& name);
 class DoctorNode {
  public:
   // Builds `topology_json` with every NIC set to `mtu` and `speed_mbps` (0: keep the JSON's),
-  // 4 CPUs on the performance governor with only C1 enabled, nvidia_peermem loaded, and healthy
-  // DCB (PFC and DSCP 26 on priority 3, trust dscp) on every data port in the fake kernel.
+  // 4 CPUs on the performance governor with only C1 enabled, nvidia_peermem loaded, healthy
+  // DCB (PFC and DSCP 26 on priority 3, trust dscp) on every data port in the fake kernel,
+  // global pause off, and MLNX_OFED's ECN files (RP and NP on for every priority, CNP DSCP 48
+  // priority 6). Verbs answer for every RDMA device with what the tree says plus the RoCE
+  // active MTU its netdev MTU gives (derived at each run, unless a test pinned the device).
   explicit DoctorNode(const std::string& topology_json = kHealthyTopology, int mtu = 9000,
                       int speed_mbps = 200000);
   ~DoctorNode();
@@ -47,6 +52,14 @@ class DoctorNode {
   Sysfs sysfs() const { return Sysfs(root_); }
   FakeKernel& kernel() { return kernel_; }
   FakeNetlink& netlink() { return netlink_; }
+  FakePauseReader& pause() { return pause_; }
+  // Verbs answer `facts` for facts.name from now on (no longer derived from the tree).
+  void pinVerbs(DeviceFacts facts);
+  // Verbs cannot open `device` (errno `err`): the doctor falls back to sysfs.
+  void failVerbs(const std::string& device, int err);
+  // ECN enable files of `port` for `priority` (MLNX_OFED shape); remove: no ecn directory.
+  void setEcn(const std::string& port, int priority, bool rp, bool np);
+  void removeEcn(const std::string& port);
   // PF netdev names, in tree order.
   std::vector<std::string> dataPorts() const;
 
@@ -57,9 +70,9 @@ class DoctorNode {
   static DcbState healthyDcb(int priority = 3);
   void setDcb(const std::string& port, std::optional<DcbState> dcb);
 
-  // Runs the doctor; `with_netlink` false passes no Netlink.
+  // Runs the doctor; `with_netlink` false passes no Netlink. `verbs` false passes no RdmaVerbs.
   DoctorReport run(const DoctorOptions& options = {}, const CounterSnapshot* baseline = nullptr,
-                   bool with_netlink = true, int64_t now = 1000);
+                   bool with_netlink = true, int64_t now = 1000, bool verbs = true);
 
  private:
   std::filesystem::path root_;
@@ -67,6 +80,10 @@ class DoctorNode {
   sim::BuiltNode built_;
   FakeKernel kernel_;
   FakeNetlink netlink_{kernel_};
+  FakePauseReader pause_;
+  FakeRdmaVerbs verbs_;
+  std::set<std::string> pinned_;  // devices whose verbs answer a test set
+  void deriveVerbs();
 };
 
 // Every result that is not PASS, as "check device VERDICT" lines, for compact assertions.

@@ -110,7 +110,8 @@ TEST(DoctorMtu, SmallMtuAmongJumboFramesFails) {
   EXPECT_EQ(ev(m, "expected_min"), "9000");
   EXPECT_EQ(ev(m, "node_mtu"), "9000 (3 of 4 ports)");
   EXPECT_THAT(m->remedy, ::testing::HasSubstr("ip link set ens2f1 mtu 9000"));
-  EXPECT_THAT(nonPass(r), ElementsAre("mtu ens2f1 FAIL"));
+  // Its VFs stayed at 9000: the chain VF <= PF is broken too.
+  EXPECT_THAT(nonPass(r), ElementsAre("mtu ens2f1 FAIL", "mtu_chain ens2f1 FAIL"));
 }
 
 TEST(DoctorMtu, MixedJumboMtusWarnOnTheOutlier) {

@@ -57,8 +57,8 @@ TEST(DoctorRenderTable, ShowsMatrixRowsRemediesAndSummary) {
   EXPECT_TRUE(link.starts_with("link ")) << link;
   EXPECT_THAT(link, HasSubstr(" ens1f0 "));
   EXPECT_THAT(link, HasSubstr(" PASS "));
-  EXPECT_THAT(after, Not(HasSubstr("->")));  // no remedy under a PASS
-  EXPECT_THAT(t, HasSubstr("1 FAIL, 0 UNKNOWN"));
+  EXPECT_THAT(after, Not(HasSubstr("->")));        // no remedy under a PASS
+  EXPECT_THAT(t, HasSubstr("2 FAIL, 0 UNKNOWN"));  // mtu and mtu_chain (VFs at 9000)
 }
 
 TEST(DoctorRenderJson, CarriesChecksEvidenceMatrixAndDeltas) {

@@ -1,0 +1,95 @@
+#pragma once
+// `rdmanet-doctor probe`: the pre-training checklist's end-to-end RDMA test as a built-in tool,
+// on librdmacm (address and route resolution, the RoCE v2 GID the CM picks) and an RC queue pair:
+//
+//   rdmanet-doctor probe --listen [--bind ADDR] [--port P] [--device D] [--once]
+//   rdmanet-doctor probe ADDR [--bind ADDR] [--port P] [--device D] [--tos T] [--dscp D]
+//                        [--priority P] [--count N] [--bandwidth] [--timeout-ms MS] [--json]
+//
+// The client ping-pongs N small SENDs (RTT p50/p99), optionally streams RDMA WRITEs (Gbit/s
+// against the port's rate, PASS at >= 90 %: the chapter's ib_write_bw threshold), and reports the
+// GID index, traffic class and service level its QP actually uses (ibv_query_qp's address
+// vector) against the pool's lossless DSCP (--dscp, the TOS' upper six bits) and priority.
+// Every wait has a deadline (--timeout-ms per stage): a dead or unreachable peer is a FAIL with
+// the stage and the CM event or completion status as evidence, never a hang.
+// Exit: 0 PASS, 1 FAIL, 2 usage error. The server serves one client at a time until killed
+// (--once: one client, then exit 0).
+//
+// This header is the pure part (options, judgement, rendering), unit-tested; probe_rdma.h holds
+// the RDMA part.
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+
+namespace rdmanet::doctor {
+
+struct ProbeOptions {
+  bool listen = false;
+  bool once = false;
+  std::string peer{};        // client: the server's address
+  std::string bind{};        // client: source address; server: listen address (empty: any)
+  int port = 18515;          // the rdma_cm service port
+  std::string device{};      // the RDMA device that must carry the connection (empty: any)
+  std::optional<int> tos{};  // client: IP TOS of the connection; default dscp << 2
+  int dscp = 26;             // the pool's RoCE DSCP
+  int priority = 3;          // the pool's lossless 802.1p priority
+  int count = 1000;          // ping-pong messages
+  bool bandwidth = false;
+  int timeout_ms = 5000;  // per stage (resolution, connection, each message, the write phase)
+  bool json = false;
+  bool help = false;
+
+  int effectiveTos() const { return tos.value_or(dscp << 2); }
+};
+
+std::string probeUsage();
+// args excludes "probe". Error 7 naming the flag.
+Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args);
+
+// What a client run found. Fields the run did not reach stay at their defaults.
+struct ProbeReport {
+  std::string peer{};
+  std::string device{};
+  int port_num = 0;
+  int gid_index = -1;
+  std::string gid{};
+  int traffic_class = -1;  // the QP's GRH traffic class (the IP TOS on the wire)
+  int sl = -1;
+  int expected_dscp = 0;
+  int expected_priority = 0;
+  int requested_tos = 0;
+  std::vector<double> rtt_us{};  // one per completed ping-pong
+  int count = 0;                 // asked for
+  bool bandwidth_run = false;
+  double gbps = 0;
+  double port_gbps = 0;  // 0: unknown
+  uint64_t bytes = 0;
+  std::string failed_stage{};  // "resolve address", "connect", "ping", "write", ...
+  std::string error{};
+
+  // Filled by judgeProbe.
+  bool pass = false;
+  std::vector<std::string> problems{};
+};
+
+inline constexpr double kBandwidthThreshold = 0.9;
+
+// p in [0,100], nearest rank; 0 for no samples.
+double percentile(std::vector<double> samples, double p);
+// Sets pass and problems: a failed stage, fewer RTTs than asked, a traffic class whose DSCP is
+// not the pool's, bandwidth below 90 % of a known port rate. An SL other than the priority is
+// noted, not failed: on RoCE the wire priority comes from the VLAN QoS or the DSCP trust map.
+void judgeProbe(ProbeReport& r);
+std::string renderProbeJson(const ProbeReport& r);
+std::string renderProbeTable(const ProbeReport& r);
+
+// The whole subcommand: parses, runs client or server (probe_rdma.h), prints; returns the exit
+// code.
+int runProbeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+}  // namespace rdmanet::doctor

@@ -1,0 +1,31 @@
+#include <iostream>
+
+#include "deviceplugin/doctor/probe/probe.h"
+#include "deviceplugin/doctor/probe/probe_rdma.h"
+
+namespace rdmanet::doctor {
+
+int runProbeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  auto o = parseProbeArgs(args);
+  if (!o.ok()) {
+    err << "rdmanet-doctor probe: " << o.error().msg << "\n" << probeUsage();
+    return 2;
+  }
+  if (o->help) {
+    out << probeUsage();
+    return 0;
+  }
+  if (o->listen) {
+    if (auto s = runProbeServer(*o, err); !s.ok()) {
+      err << "rdmanet-doctor probe: " << s.error().msg << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  ProbeReport r = runProbeClient(*o);
+  judgeProbe(r);
+  out << (o->json ? renderProbeJson(r) : renderProbeTable(r));
+  return r.pass ? 0 : 1;
+}
+
+}  // namespace rdmanet::doctor

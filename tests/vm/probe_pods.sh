@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# vm test: `rdmanet-doctor probe` between two pods that got VFs through rdmanet (sriov mode,
+# VLAN 100, lossless priority 3), over Soft-RoCE in hack/vm/roce_pods.sh's arrangement (the rxe
+# rides an ipvlan slave of each pod's VF in the initial netns, so the probe runs there, bound to
+# the slaves' addresses, as rping does).
+#   - ping-pong and RDMA-write phases complete; the report names the rxe device, the RoCE v2 GID
+#     index of the source address, traffic class 104 (DSCP 26, the pool's) and the RTTs;
+#   - a capture on pod b's PF shows the probe's RoCE v2 frames tagged "vlan 100, p 3";
+#   - a deliberately wrong TOS is reported as a DSCP mismatch, exit 1;
+#   - a dead peer (nobody listening on the port; a peer address with no route) fails with the stage
+#     and the CM's answer as evidence, within the time-outs, never hanging.
+#
+#   probe_pods.sh CNI_BIN DOCTOR
+set -u
+cni_bin=$(readlink -f "${1:?usage: probe_pods.sh CNI_BIN DOCTOR}")
+doctor=$(readlink -f "${2:?usage: probe_pods.sh CNI_BIN DOCTOR}")
+# shellcheck source=hack/vm/lib.sh
+source "$RDMANET_VM_DIR/lib.sh"
+# shellcheck source=hack/vm/roce_pods.sh
+source "$RDMANET_VM_DIR/roce_pods.sh"
+work=$(mktemp -d /tmp/probe-test.XXXXXX)
+server=
+trap '[[ -n $server ]] && kill "$server" 2>/dev/null; roce_pods_down; rm -rf "$work"' EXIT
+
+if ! roce_pods_up "$cni_bin" 3; then
+  t_fail "setting up the pods"
+  t_done
+  exit
+fi
+t_pass "two pods with VFs through rdmanet and Soft-RoCE ($ROCE_DEV_A <-> $ROCE_DEV_B)"
+
+j() { jq -r "$1" <<<"$out"; }
+# start_server: the probe's server on pod b's RDMA address, one client at a time.
+start_server() {
+  timeout 300 "$doctor" probe --listen --bind "$ROCE_IP_B" >>"$work/server.log" 2>&1 &
+  server=$!
+  vm_poll 30 grep -q 'listening on' "$work/server.log"
+}
+t_run "probe server listens on $ROCE_IP_B" start_server
+
+# --- a good run, captured on pod b's PF ----------------------------------------------------------
+roce_capture_start "$work/cap.txt" || t_fail "capture did not start"
+out=$(timeout 240 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 200 --bandwidth \
+  --dscp 26 --priority 3 --timeout-ms 5000 --json)
+rc=$?
+roce_capture_stop
+echo "$out"
+t_eq "probe device" "$(j .device)" "$ROCE_DEV_A"
+t_eq "probe GID index is the RoCE v2 GID of $ROCE_IP_A" "$(j .gid_index)" "$ROCE_GID_A"
+t_eq "probe GID" "$(j .gid)" "::ffff:$ROCE_IP_A"
+t_eq "probe traffic class (TOS of DSCP 26)" "$(j .traffic_class)" 104
+t_eq "probe DSCP matches the pool's" "$(j .dscp_match)" true
+t_eq "probe: 200 ping-pongs" "$(j .rtt_us.count)" 200
+t_match "probe RTT p50/p99 reported" '^[0-9.]+ [0-9.]+$' "$(j '"\(.rtt_us.p50) \(.rtt_us.p99)"')"
+t_match "probe RDMA-write Gbit/s reported" '^[0-9.]+$' "$(j .bandwidth.gbps)"
+# Under TCG Soft-RoCE moves well under 90% of its 2.5 Gbit/s port: the bandwidth verdict is a
+# FAIL with the figure, and that is the only problem.
+t_eq "probe problems: only the bandwidth" "$(j '.problems | length')" 1
+t_match "probe bandwidth verdict" 'below 90% of the port' "$(j '.problems[0]')"
+t_eq "probe exit code with a bandwidth FAIL" "$rc" 1
+total=$(grep -c '\.4791: UDP' "$work/cap.txt")
+tagged=$(grep -c 'vlan 100, p 3, .*\.4791: UDP' "$work/cap.txt")
+grep -m 2 '4791: UDP' "$work/cap.txt" | cut -c 17-200
+t_run "the probe's RoCE frames were captured ($total)" test "$total" -gt 100
+t_eq "every captured frame carries vlan 100, p 3" "$tagged" "$total"
+
+# --- ping-pong only: PASS, exit 0, the table ---------------------------------------------------
+out=$(timeout 120 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 50)
+rc=$?
+echo "$out"
+t_eq "ping-pong probe exit 0" "$rc" 0
+t_match "table: PASS line" "via $ROCE_DEV_A port 1: PASS" "$out"
+t_match "table: DSCP match" 'traffic class  104 \(DSCP 26; pool DSCP 26, match\)' "$out"
+
+# --- a wrong TOS -------------------------------------------------------------------------------
+out=$(timeout 120 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 20 --tos 0 --json)
+rc=$?
+t_eq "wrong TOS: exit 1" "$rc" 1
+t_eq "wrong TOS: traffic class used" "$(j .traffic_class)" 0
+t_eq "wrong TOS: dscp_match" "$(j .dscp_match)" false
+t_match "wrong TOS: problem names both DSCPs" "carries DSCP 0, not the pool's DSCP 26" "$(j '.problems[0]')"
+t_eq "wrong TOS: the ping-pongs still ran" "$(j .rtt_us.count)" 20
+
+# --- dead peers --------------------------------------------------------------------------------
+# Nobody listens on another rdma_cm port of the same peer: the CM rejects the connection.
+SECONDS=0
+out=$(timeout 60 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --port 18999 --count 5 \
+  --timeout-ms 3000 --json)
+rc=$?
+echo "$out" | jq -c .failed
+t_eq "nobody listening: exit 1" "$rc" 1
+t_eq "nobody listening: failed stage" "$(j .failed.stage)" connect
+t_match "nobody listening: the CM's answer" 'REJECTED|UNREACHABLE|no rdma_cm event' "$(j .failed.error)"
+t_run "nobody listening: bounded ($SECONDS s)" test "$SECONDS" -lt 30
+SECONDS=0
+out=$(timeout 60 "$doctor" probe 192.168.79.9 --bind "$ROCE_IP_A" --count 5 --timeout-ms 2000 --json)
+rc=$?
+echo "$out" | jq -c .failed
+t_eq "unroutable peer: exit 1" "$rc" 1
+t_match "unroutable peer: failed stage" 'resolve (address|route)|connect' "$(j .failed.stage)"
+t_run "unroutable peer: bounded ($SECONDS s)" test "$SECONDS" -lt 30
+t_done
