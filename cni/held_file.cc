@@ -8,12 +8,13 @@
 
 #include <cerrno>
 
+#include "common/os/atomic_file.h"
+
 namespace fs = std::filesystem;
 
 namespace rdmanet::cni {
 namespace {
 
-constexpr std::string_view kTempMarker = ".rdmanet-tmp.";
 // holdFile attempts when the path keeps being replaced under us: each retry means another
 // process removed or replaced the file in between, which only a sweep or a release does.
 constexpr int kReplacedRetries = 16;
@@ -59,55 +60,22 @@ Result<Hold> holdFile(const fs::path& path, HoldMode mode) {
                    fmt::format("{} keeps being replaced while it is opened", path.string()));
 }
 
-fs::path tempPathFor(const fs::path& path) {
-  return path.string() + fmt::format("{}{}", kTempMarker, ::getpid());
-}
+fs::path tempPathFor(const fs::path& path) { return atomicTempPath(path); }
 
 Status writeFileAtomic(const fs::path& path, const std::string& data, mode_t mode) {
-  const fs::path tmp = tempPathFor(path);
-  RDMANET_ASSIGN_OR_RETURN(const Hold h, holdFile(tmp, HoldMode::kCreateWait));
-  const int fd = h.fd;
-  auto fail = [&](int err, const std::string& what) -> Status {
-    ::unlink(tmp.c_str());
-    ::close(fd);
-    return ioError(err, what);
-  };
-  // A leftover of a dead process that had our PID (another PID namespace, or PID reuse) is ours
-  // now; start it empty.
-  struct stat st {};
-  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::ftruncate(fd, 0) != 0) {
-    return fail(errno, "cannot truncate " + tmp.string());
-  }
-  size_t off = 0;
-  while (off < data.size()) {
-    const ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail(errno, "cannot write " + tmp.string());
-    }
-    off += static_cast<size_t>(n);
-  }
-  // fchmod: the umask may have taken bits from `mode`. No fsync: the rename makes the update
-  // atomic for readers and survives a crash of the plugin; what a power loss could lose (state
-  // of attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk
-  // flush on every pod start.
-  if (::fchmod(fd, mode) != 0) return fail(errno, "cannot chmod " + tmp.string());
-  // Renamed while still held, so no sweep can take the temp file from under the rename.
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return fail(errno, "cannot rename to " + path.string());
-  }
-  ::close(fd);
-  return okStatus();
+  // No fsync: the rename makes the update atomic for readers and survives a crash of the
+  // plugin; what a power loss could lose (state of attachments whose pods, netns and VF
+  // settings the reboot wipes too) is not worth a disk flush on every pod start.
+  return rdmanet::writeFileAtomic(path, data, {.mode = mode, .durable = false});
 }
 
 int sweepUnheld(const fs::path& dir, Transient kind) {
+  if (kind == Transient::kTemp) return sweepAtomicTemps(dir);
   int removed = 0;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    const bool match = kind == Transient::kTemp ? name.find(kTempMarker) != std::string::npos
-                                                : it->path().extension() == ".lock";
-    if (!match) continue;
+    if (it->path().extension() != ".lock") continue;
     auto h = holdFile(it->path(), HoldMode::kExistingTry);
     if (!h.ok() || h->fd < 0) continue;  // held by a live process, gone, or unreadable
     if (::unlink(it->path().c_str()) == 0) ++removed;

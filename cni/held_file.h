@@ -40,9 +40,9 @@ struct Hold {
 };
 Result<Hold> holdFile(const std::filesystem::path& path, HoldMode mode);
 
-// Writes `data` to `path` atomically with mode 0600: a held temp file beside it
-// (tempPathFor(path)), written, fchmod'ed and renamed over `path`. A reader sees the old or the
-// new file whole. Error 5 on failure; the temp file is removed.
+// Writes `data` to `path` atomically with `mode`, through the project's one atomic writer
+// (common/os/atomic_file.h: a flock-held temp file beside it, tempPathFor(path), renamed over
+// `path`), without fsync. A reader sees the old or the new file whole. Error 5 on failure.
 Status writeFileAtomic(const std::filesystem::path& path, const std::string& data,
                        mode_t mode = 0600);
 // "<dir>/<name>.rdmanet-tmp.<pid>": the name is ours alone even in a shared directory (the

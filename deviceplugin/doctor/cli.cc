@@ -105,6 +105,9 @@ int runCli(const std::vector<std::string>& args, const CliSeams& seams, int64_t 
   }
   const Sysfs sysfs(opts->sysfs_root);
   const NodeInventory inv = scanNode(sysfs, kScan);
+  // Verbs describe this machine's devices, not a simulated tree's: against another root the
+  // RDMA facts come from that tree's sysfs only.
+  const bool real_root = std::filesystem::path(opts->sysfs_root).lexically_normal() == "/";
   const DoctorReport report = runDoctor({.sysfs = sysfs,
                                          .netlink = seams.netlink,
                                          .verbs = real_root ? seams.verbs : nullptr,
