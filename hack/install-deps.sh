@@ -13,6 +13,7 @@ want_build=(
   nlohmann-json3-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev
+  libcurl4-openssl-dev libyaml-dev
   libgtest-dev libgmock-dev
 )
 # Test-only: real netlink peers, the reference CNI plugins, a libcni client toolchain, the VM

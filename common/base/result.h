@@ -29,6 +29,7 @@ enum class ErrorCode : int {
   kNetlinkFailure = 101,      // a netlink request failed
   kNetnsFailure = 102,        // entering or opening a network namespace failed
   kRdmaFailure = 103,         // RDMA netlink / verbs failure
+  kKubeApiFailure = 104,      // a Kubernetes API request failed (see Error::http_status)
   kInternal = 999,            // anything unexpected
 };
 
@@ -37,6 +38,7 @@ struct Error {
   std::string msg;      // one line, says what failed
   std::string details;  // optional longer explanation
   int sys_errno = 0;    // the errno behind it, when a syscall or netlink request failed
+  int http_status = 0;  // the HTTP status behind it, when a Kubernetes API request was answered
 
   // Returns a copy whose message reads "<what>: <msg>".
   Error context(std::string_view what) const;

@@ -1,0 +1,27 @@
+#include "common/kube/api_error.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace rdmanet::kube {
+
+Error statusError(const std::string& method, const std::string& path, long status,
+                  const std::string& body) {
+  std::string reason, message;
+  // A metav1.Status ({"kind":"Status","reason":"Conflict","message":...}) when the API server
+  // itself answered; proxies and load balancers may send anything else.
+  const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.value("kind", "") == "Status") {
+    if (j.contains("reason") && j["reason"].is_string()) reason = j["reason"];
+    if (j.contains("message") && j["message"].is_string()) message = j["message"];
+  }
+  std::string msg = fmt::format("{} {}: HTTP {}", method, path, status);
+  if (!reason.empty()) msg += " " + reason;
+  if (!message.empty()) msg += ": " + message;
+  Error e = makeError(ErrorCode::kKubeApiFailure, std::move(msg), body.substr(0, 1024));
+  e.http_status = static_cast<int>(status);
+  return e;
+}
+
+}  // namespace rdmanet::kube

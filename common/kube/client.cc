@@ -1,0 +1,222 @@
+#include "common/kube/client.h"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <thread>
+
+#include "common/kube/api_error.h"
+
+namespace rdmanet::kube {
+namespace {
+
+using json = nlohmann::json;
+
+size_t onBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(data, size * n);
+  return size * n;
+}
+
+// Only Retry-After in seconds (what the API server sends with 429); dates are ignored.
+size_t onHeader(char* data, size_t size, size_t n, void* user) {
+  std::string_view line(data, size * n);
+  constexpr std::string_view kName = "retry-after:";
+  if (line.size() > kName.size()) {
+    std::string head(line.substr(0, kName.size()));
+    std::transform(head.begin(), head.end(), head.begin(), ::tolower);
+    if (head == kName) {
+      std::string_view v = line.substr(kName.size());
+      while (!v.empty() && v.front() == ' ') v.remove_prefix(1);
+      long secs = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+      if (ec == std::errc() && secs >= 0) {
+        *static_cast<std::chrono::milliseconds*>(user) = std::chrono::seconds(secs);
+      }
+    }
+  }
+  return size * n;
+}
+
+bool retriableStatus(long s) { return s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
+
+// Failures where the request cannot have reached the server.
+bool notSent(CURLcode c) {
+  return c == CURLE_COULDNT_CONNECT || c == CURLE_COULDNT_RESOLVE_HOST ||
+         c == CURLE_COULDNT_RESOLVE_PROXY;
+}
+
+// RAII for a curl_slist of headers.
+struct Headers {
+  curl_slist* list = nullptr;
+  ~Headers() { curl_slist_free_all(list); }
+  void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+};
+
+void setBlob(CURL* c, CURLoption opt, const std::string& data) {
+  curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(c, opt, &blob);
+}
+
+}  // namespace
+
+KubeClient::KubeClient(KubeConfig config, ClientOptions options)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      tokens_(config_.token, config_.token_file) {
+  if (!options_.sleep) {
+    options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
+  }
+  curl_ = curl_easy_init();
+}
+
+KubeClient::~KubeClient() {
+  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+}
+
+Result<json> KubeClient::get(const std::string& path) { return call("GET", path, nullptr); }
+
+Result<json> KubeClient::list(const std::string& path, const ListOptions& options) {
+  std::string query;
+  auto add = [&](const char* key, const std::string& value) {
+    if (value.empty()) return;
+    char* esc = curl_easy_escape(nullptr, value.c_str(), static_cast<int>(value.size()));
+    query += fmt::format("{}{}={}", query.empty() ? "?" : "&", key, esc != nullptr ? esc : "");
+    curl_free(esc);
+  };
+  add("labelSelector", options.label_selector);
+  add("fieldSelector", options.field_selector);
+  return call("GET", path + query, nullptr);
+}
+
+Result<json> KubeClient::create(const std::string& path, const json& object) {
+  return call("POST", path, &object);
+}
+
+Result<json> KubeClient::update(const std::string& path, const json& object) {
+  return call("PUT", path, &object);
+}
+
+Status KubeClient::remove(const std::string& path) {
+  auto r = call("DELETE", path, nullptr);
+  if (!r.ok()) return r.error();
+  return okStatus();
+}
+
+Result<json> KubeClient::call(const char* method, const std::string& path, const json* body) {
+  if (path.empty() || path.front() != '/') {
+    return makeError(ErrorCode::kInternal, fmt::format("API path \"{}\" is not absolute", path));
+  }
+  const std::string payload = body != nullptr ? body->dump() : std::string();
+  const std::string url = config_.server + path;
+  const bool is_post = std::string_view(method) == "POST";
+  std::lock_guard<std::mutex> lock(mu_);
+  auto backoff = options_.retry.initial_backoff;
+  bool token_refreshed = false;
+  for (int attempt = 1;; ++attempt) {
+    bool sent = false;
+    auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, sent);
+    std::chrono::milliseconds wait = backoff;
+    if (ans.ok()) {
+      const long s = ans->status;
+      if (s >= 200 && s < 300) {
+        if (ans->body.empty()) return json::object();
+        auto j = json::parse(ans->body, nullptr, /*allow_exceptions=*/false);
+        if (j.is_discarded()) {
+          return makeError(ErrorCode::kDecodeFailure,
+                           fmt::format("{} {}: the answer is not JSON", method, path));
+        }
+        return j;
+      }
+      if (s == 401 && !token_refreshed && !config_.token_file.empty()) {
+        // The token may have rotated between our last stat and now: read it again, retry once.
+        token_refreshed = true;
+        auto t = tokens_.token(/*force=*/true);
+        if (t.ok()) {
+          --attempt;
+          continue;
+        }
+      }
+      Error e = statusError(method, path, s, ans->body);
+      if (!retriableStatus(s) || (is_post && s != 429) || attempt >= options_.retry.max_attempts) {
+        return e;
+      }
+      if (ans->retry_after.count() > 0) {
+        wait = std::min(std::max(wait, ans->retry_after), options_.retry.max_backoff);
+      }
+    } else {
+      if ((is_post && sent) || attempt >= options_.retry.max_attempts) {
+        Error e = ans.error();
+        if (attempt > 1) e.msg += fmt::format(" (after {} attempts)", attempt);
+        return e;
+      }
+    }
+    options_.sleep(wait);
+    backoff = std::min(backoff * 2, options_.retry.max_backoff);
+  }
+}
+
+Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::string& url,
+                                                const std::string* body, bool& sent) {
+  sent = false;
+  CURL* c = static_cast<CURL*>(curl_);
+  if (c == nullptr) return makeError(ErrorCode::kInternal, "libcurl could not be initialised");
+  RDMANET_ASSIGN_OR_RETURN(std::string token, tokens_.token());
+  curl_easy_reset(c);  // options only; the connection cache survives
+  Answer a;
+  Headers h;
+  h.add("Accept: application/json");
+  if (body != nullptr) h.add("Content-Type: application/json");
+  if (!token.empty()) h.add("Authorization: Bearer " + token);
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h.list);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  // No signals: the daemon is multi-threaded, and SIGALRM-based DNS time-outs are unsafe there.
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  if (body != nullptr) {
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+  } else if (std::string_view(method) == "GET") {
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  }
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, onHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &a.retry_after);
+  // TLS: the cluster CA (file or bytes), optionally a client certificate.
+  if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
+  if (!config_.ca_data.empty()) setBlob(c, CURLOPT_CAINFO_BLOB, config_.ca_data);
+  if (config_.insecure_skip_tls_verify) {
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  if (!config_.client_cert_file.empty()) {
+    curl_easy_setopt(c, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
+  }
+  if (!config_.client_cert_data.empty()) setBlob(c, CURLOPT_SSLCERT_BLOB, config_.client_cert_data);
+  if (!config_.client_key_file.empty()) {
+    curl_easy_setopt(c, CURLOPT_SSLKEY, config_.client_key_file.c_str());
+  }
+  if (!config_.client_key_data.empty()) setBlob(c, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
+
+  const CURLcode rc = curl_easy_perform(c);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `h` dies at return
+  if (rc != CURLE_OK) {
+    sent = !notSent(rc);
+    Error e = makeError(ErrorCode::kKubeApiFailure,
+                        fmt::format("{} {}: {}", method, url, curl_easy_strerror(rc)));
+    return e;
+  }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);
+  sent = true;
+  return a;
+}
+
+}  // namespace rdmanet::kube

@@ -1,0 +1,293 @@
+// A stand-in Kubernetes API server for rdmanet's DRA tests: plain HTTP on loopback, a random
+// port, the real REST shapes for the three resources the driver touches.
+//
+//   node apiserver.mjs [--token T]...     prints {"port":N} on stdout once listening
+//
+// Served like the real one:
+//   /api/v1/nodes[/NAME]                                         GET, list, POST, PUT, DELETE
+//   /apis/resource.k8s.io/v1/resourceslices[/NAME]               the same
+//   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims[/NAME] the same
+// - metadata.uid, resourceVersion (one counter for the whole store), creationTimestamp,
+//   generateName; a PUT whose resourceVersion differs from the stored one is 409 Conflict, a
+//   POST of an existing name 409 AlreadyExists, a missing object 404 NotFound, all as
+//   metav1.Status bodies;
+// - fieldSelector (=, ==, != on the fields the real server indexes: metadata.name and, for
+//   ResourceSlices, spec.nodeName, spec.driver, spec.pool.name; others are 400) and
+//   labelSelector (=, ==, !=, key, !key);
+// - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
+//   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid;
+// - feature gate DRADeviceTaints (on by default here): when off, device taints are dropped
+//   before validation and storage, as the real server drops disabled fields; when on, taints
+//   get timeAdded if unset;
+// - bearer tokens: when any are configured, a request without one of them is 401.
+// Test controls (not Kubernetes API):
+//   POST /_control/faults  {"method":"PUT","path":"/apis/...","status":409|500|...,
+//                           "hang_ms":N,"count":1}   the next matching requests fail with that
+//                           status (a metav1.Status body), or are held hang_ms and then dropped
+//                           without an answer (a time-out); method and path (a prefix) optional
+//   POST /_control/gates   {"DRADeviceTaints":false}
+//   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
+//   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
+import http from 'node:http';
+import crypto from 'node:crypto';
+import {loadSchema, validateSlice, isDnsSubdomain} from './validate_slice.mjs';
+
+const kinds = {
+  nodes: {kind: 'Node', apiVersion: 'v1', group: '', fields: ['metadata.name']},
+  resourceslices: {kind: 'ResourceSlice', apiVersion: 'resource.k8s.io/v1', group: 'resource.k8s.io',
+    fields: ['metadata.name', 'spec.nodeName', 'spec.driver', 'spec.pool.name']},
+  resourceclaims: {kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', group: 'resource.k8s.io',
+    fields: ['metadata.name', 'metadata.namespace']},
+};
+
+const store = new Map();  // "<resource>/<ns>/<name>" -> object
+let rv = 1000;
+let faults = [];
+const gates = {DRADeviceTaints: true};
+let tokens = [];
+const stats = {requests: {}, writes: 0};
+for (let i = 2; i < process.argv.length; i++) {
+  if (process.argv[i] === '--token') tokens.push(process.argv[++i]);
+}
+
+function status(res, code, reason, message, details) {
+  const body = {kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code};
+  if (details) body.details = details;
+  send(res, code, body);
+}
+function send(res, code, obj) {
+  const text = JSON.stringify(obj);
+  res.writeHead(code, {'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text)});
+  res.end(text);
+}
+
+// "/api/v1/nodes/n1" -> {resource, ns, name}; null when the path is not served.
+function route(pathname) {
+  let m = pathname.match(/^\/api\/v1\/(nodes)(?:\/([^/]+))?$/);
+  if (m) return {resource: m[1], ns: '', name: m[2] || ''};
+  m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/(resourceslices)(?:\/([^/]+))?$/);
+  if (m) return {resource: m[1], ns: '', name: m[2] || ''};
+  m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/(resourceclaims)(?:\/([^/]+))?$/);
+  if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
+  return null;
+}
+
+function fieldValue(obj, field) {
+  return field.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj) ?? '';
+}
+
+// Parses "a=b,c!=d" into [{key, op, value}]; null when malformed.
+function parseSelector(text) {
+  if (!text) return [];
+  const out = [];
+  for (const term of text.split(',')) {
+    const m = term.match(/^\s*(!?)([^=!\s]+)\s*(?:(==|=|!=)\s*(\S*))?\s*$/);
+    if (!m) return null;
+    if (m[1]) out.push({key: m[2], op: '!exists'});
+    else if (!m[3]) out.push({key: m[2], op: 'exists'});
+    else out.push({key: m[2], op: m[3] === '!=' ? '!=' : '=', value: m[4]});
+  }
+  return out;
+}
+function matches(terms, get, has) {
+  return terms.every((t) => {
+    if (t.op === 'exists') return has(t.key);
+    if (t.op === '!exists') return !has(t.key);
+    return t.op === '=' ? get(t.key) === t.value : get(t.key) !== t.value;
+  });
+}
+
+function qualifiedKind(r) {
+  const k = kinds[r.resource];
+  return k.group ? `${r.resource}.${k.group}` : r.resource;
+}
+function notFound(res, r, name) {
+  status(res, 404, 'NotFound', `${qualifiedKind(r)} "${name}" not found`,
+      {name, group: kinds[r.resource].group, kind: r.resource});
+}
+function invalid(res, r, name, causes) {
+  const msg = `${kinds[r.resource].kind}.${kinds[r.resource].group || 'core'} "${name}" is invalid: [` +
+      causes.map((c) => `${c.field}: ${c.message}`).join(', ') + ']';
+  status(res, 422, 'Invalid', msg, {name, group: kinds[r.resource].group, kind: kinds[r.resource].kind,
+    causes: causes.map((c) => ({reason: 'FieldValueInvalid', message: c.message, field: c.field}))});
+}
+
+// What the server does to a written object before validation and storage.
+function prepare(r, obj, now) {
+  if (r.resource !== 'resourceslices') return;
+  for (const d of (obj.spec && obj.spec.devices) || []) {
+    if (!gates.DRADeviceTaints) {
+      delete d.taints;
+    } else {
+      for (const t of d.taints || []) if (!t.timeAdded) t.timeAdded = now;
+    }
+  }
+}
+
+function handleApi(req, res, url, body) {
+  const r = route(url.pathname);
+  if (!r) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
+  const k = kinds[r.resource];
+  const key = (name) => `${r.resource}/${r.ns}/${name}`;
+  const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  if (req.method === 'GET' && !r.name) {
+    const fs = parseSelector(url.searchParams.get('fieldSelector'));
+    const ls = parseSelector(url.searchParams.get('labelSelector'));
+    if (fs === null || ls === null) return status(res, 400, 'BadRequest', 'unable to parse selector');
+    const bad = fs.find((t) => !k.fields.includes(t.key) || t.op.includes('exists'));
+    if (bad) return status(res, 400, 'BadRequest', `field label not supported: ${bad.key}`);
+    const items = [];
+    for (const [sk, o] of store) {
+      if (!sk.startsWith(`${r.resource}/${r.ns}/`)) continue;
+      const labels = o.metadata.labels || {};
+      if (!matches(fs, (f) => String(fieldValue(o, f)), () => true)) continue;
+      if (!matches(ls, (l) => labels[l], (l) => l in labels)) continue;
+      const {kind, apiVersion, ...rest} = o;  // list items carry no TypeMeta
+      items.push(rest);
+    }
+    items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    return send(res, 200, {kind: `${k.kind}List`, apiVersion: k.apiVersion,
+      metadata: {resourceVersion: String(rv)}, items});
+  }
+  if (req.method === 'GET') {
+    const o = store.get(key(r.name));
+    return o ? send(res, 200, o) : notFound(res, r, r.name);
+  }
+  if (req.method === 'DELETE') {
+    if (!r.name) return status(res, 405, 'MethodNotAllowed', 'collection delete is not served here');
+    const o = store.get(key(r.name));
+    if (!o) return notFound(res, r, r.name);
+    store.delete(key(r.name));
+    stats.writes++;
+    return send(res, 200, o);
+  }
+  let obj;
+  try {
+    obj = JSON.parse(body);
+  } catch (e) {
+    return status(res, 400, 'BadRequest', `the body is not JSON: ${e.message}`);
+  }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) {
+    return status(res, 400, 'BadRequest', 'the body is not an object');
+  }
+  obj.metadata = obj.metadata || {};
+  if (obj.kind !== k.kind || obj.apiVersion !== k.apiVersion) {
+    return status(res, 400, 'BadRequest', `expected ${k.apiVersion} ${k.kind}, got ${obj.apiVersion} ${obj.kind}`);
+  }
+  if (r.ns) obj.metadata.namespace = r.ns;
+  if (req.method === 'POST' && !r.name) {
+    if (!obj.metadata.name && obj.metadata.generateName) {
+      obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString('hex').slice(0, 5);
+    }
+    const name = obj.metadata.name || '';
+    if (r.resource !== 'resourceslices' && !isDnsSubdomain(name)) {
+      return invalid(res, r, name, [{field: 'metadata.name', message: 'must be a DNS subdomain'}]);
+    }
+    if (store.has(key(name))) {
+      return status(res, 409, 'AlreadyExists', `${qualifiedKind(r)} "${name}" already exists`,
+          {name, group: k.group, kind: r.resource});
+    }
+    prepare(r, obj, now);
+    const causes = r.resource === 'resourceslices' ? validateSlice(obj, null) : [];
+    if (causes.length) return invalid(res, r, name, causes);
+    obj.metadata.uid = crypto.randomUUID();
+    obj.metadata.resourceVersion = String(++rv);
+    obj.metadata.creationTimestamp = now;
+    store.set(key(name), obj);
+    stats.writes++;
+    return send(res, 201, obj);
+  }
+  if (req.method === 'PUT' && r.name) {
+    const old = store.get(key(r.name));
+    if (!old) return notFound(res, r, r.name);
+    if (obj.metadata.name !== r.name) {
+      return status(res, 400, 'BadRequest', 'the name of the object does not match the name on the URL');
+    }
+    if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== old.metadata.resourceVersion) {
+      return status(res, 409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedKind(r)} "${r.name}": ` +
+          'the object has been modified; please apply your changes to the latest version and try again',
+      {name: r.name, group: k.group, kind: r.resource});
+    }
+    prepare(r, obj, now);
+    const causes = r.resource === 'resourceslices' ? validateSlice(obj, old) : [];
+    if (causes.length) return invalid(res, r, r.name, causes);
+    obj.metadata.uid = old.metadata.uid;
+    obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
+    obj.metadata.resourceVersion = String(++rv);
+    store.set(key(r.name), obj);
+    stats.writes++;
+    return send(res, 200, obj);
+  }
+  return status(res, 405, 'MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
+}
+
+function handleControl(req, res, url, body) {
+  let j = {};
+  try {
+    j = body ? JSON.parse(body) : {};
+  } catch (e) {
+    return send(res, 400, {error: e.message});
+  }
+  if (url.pathname === '/_control/faults' && req.method === 'POST') {
+    faults.push({method: j.method, path: j.path, status: j.status, hang_ms: j.hang_ms, count: j.count || 1});
+    return send(res, 200, {faults: faults.length});
+  }
+  if (url.pathname === '/_control/gates' && req.method === 'POST') {
+    Object.assign(gates, j);
+    return send(res, 200, gates);
+  }
+  if (url.pathname === '/_control/tokens' && req.method === 'POST') {
+    tokens = j.tokens || [];
+    return send(res, 200, {tokens: tokens.length});
+  }
+  if (url.pathname === '/_control/stats' && req.method === 'GET') return send(res, 200, stats);
+  return send(res, 404, {error: `no control ${req.method} ${url.pathname}`});
+}
+
+function takeFault(req, url) {
+  const i = faults.findIndex((f) => (!f.method || f.method === req.method) &&
+      (!f.path || url.pathname.startsWith(f.path)));
+  if (i < 0) return null;
+  const f = faults[i];
+  if (--f.count <= 0) faults.splice(i, 1);
+  return f;
+}
+
+const kReasons = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound',
+  409: 'Conflict', 422: 'Invalid', 429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable',
+  504: 'Timeout'};
+
+await loadSchema();
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url, 'http://localhost');
+    if (url.pathname.startsWith('/_control/')) return handleControl(req, res, url, body);
+    stats.requests[req.method] = (stats.requests[req.method] || 0) + 1;
+    if (tokens.length) {
+      const auth = req.headers.authorization || '';
+      if (!tokens.some((t) => auth === `Bearer ${t}`)) return status(res, 401, 'Unauthorized', 'Unauthorized');
+    }
+    const f = takeFault(req, url);
+    if (f && f.hang_ms) {
+      setTimeout(() => req.socket.destroy(), f.hang_ms);
+      return;
+    }
+    if (f) {
+      const extra = f.status === 429 ? {retryAfterSeconds: 0} : undefined;
+      return status(res, f.status, kReasons[f.status] || 'Unknown', `injected ${f.status}`, extra);
+    }
+    try {
+      handleApi(req, res, url, body);
+    } catch (e) {
+      status(res, 500, 'InternalError', `stand-in API server bug: ${e.stack}`);
+    }
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(JSON.stringify({port: server.address().port}) + '\n');
+});
+process.on('SIGTERM', () => process.exit(0));
