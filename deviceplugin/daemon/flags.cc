@@ -23,7 +23,7 @@ Flags:
   --kubelet-dir DIR     kubelet root; sockets live in DIR/device-plugins (default /var/lib/kubelet)
   --sysfs-root DIR      directory that plays "/" for sysfs reads (default /)
   --devinfo-dir DIR     device-info-spec files for Multus (default /var/run/k8s.cni.cncf.io/devinfo/dp)
-  --cdi-dir DIR         where CDI specs are written with --cdi (default /var/run/cdi)
+  --cdi-dir DIR         where CDI specs are written, with --cdi or --api dra (default /var/run/cdi)
   --cdi                 name devices by CDI in Allocate and write the CDI specs
   --metrics-addr ADDR   [HOST]:PORT for /metrics, /healthz, /readyz (default :9109; "off" disables)
   --log-level LEVEL     trace, debug, info, warn, error or off (default info)
@@ -34,6 +34,14 @@ Flags:
   --check-config FILE   validate FILE, print its pools and exit (0 valid, 1 invalid)
   --install-cni DIR     copy the `rdmanet` CNI binary installed next to this one into DIR
                         atomically (temp file, fsync, rename) and exit: the chart's init container
+  --api API             the kubelet API to serve: deviceplugin (v1beta1, default) or dra
+                        (Dynamic Resource Allocation, resource.k8s.io/v1, Kubernetes >= 1.34)
+  --driver-name NAME    DRA driver name (default rdma.rdmanet.io)
+  --node-name NAME      this node, the DRA pool name (default: $NODE_NAME; --api dra needs one)
+  --kubeconfig FILE     API server access for --api dra (default: the pod's service account)
+  --dra-allow-multiple-allocations
+                        publish shared pools' PFs with allowMultipleAllocations (KEP-5075; needs
+                        the DRAConsumableCapacity feature gate on the cluster)
   --help                this text
 
 Subcommands:
@@ -95,10 +103,16 @@ Result<Flags> parseFlags(int argc, const char* const* argv) {
       f.cdi = !has_value || value == "true";
       continue;
     }
+    if (name == "--dra-allow-multiple-allocations") {
+      if (has_value && value != "true" && value != "false") return bad(name, "expects true|false");
+      f.dra_allow_multiple_allocations = !has_value || value == "true";
+      continue;
+    }
     static constexpr std::string_view kValued[] = {
-        "--config",          "--kubelet-dir",  "--sysfs-root",     "--devinfo-dir",
-        "--cdi-dir",         "--metrics-addr", "--log-level",      "--check-config",
-        "--resync-interval", "--install-cni",  "--doctor-interval"};
+        "--config",          "--kubelet-dir",  "--sysfs-root",      "--devinfo-dir",
+        "--cdi-dir",         "--metrics-addr", "--log-level",       "--check-config",
+        "--resync-interval", "--install-cni",  "--doctor-interval", "--api",
+        "--driver-name",     "--node-name",    "--kubeconfig"};
     if (std::find(std::begin(kValued), std::end(kValued), name) == std::end(kValued)) {
       return bad(name, "unknown flag (see --help)");
     }
@@ -135,6 +149,17 @@ Result<Flags> parseFlags(int argc, const char* const* argv) {
             name, fmt::format("\"{}\" is not a duration (e.g. 60s, 500ms, 5m; 0 disables)", value));
       }
       f.doctor_interval = *d;
+    } else if (name == "--api") {
+      if (value != "deviceplugin" && value != "dra") {
+        return bad(name, fmt::format("\"{}\" is not deviceplugin or dra", value));
+      }
+      f.api = value;
+    } else if (name == "--driver-name") {
+      f.driver_name = value;
+    } else if (name == "--node-name") {
+      f.node_name = value;
+    } else if (name == "--kubeconfig") {
+      f.kubeconfig = value;
     } else if (name == "--resync-interval") {
       int n = 0;
       auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);

@@ -40,6 +40,7 @@ struct PoolDevice {
   std::string pf_rdma_device{};            // a VF's PF's RDMA device, "" when none
   std::optional<Distance> gpu_distance{};  // to the nearest GPU
   bool healthy = true;
+  std::string fault{};  // why it is Unhealthy (health.h faultOf), "" while Healthy
 
   // The PF this device belongs to (its own address for a PF or a shared slot): what pack and
   // spread group by.
