@@ -20,13 +20,14 @@ want_build=(
 # (hack/vm: busybox-static for the initramfs and guest modprobe, xz-utils to unpack the kernel,
 # ibverbs-providers for Soft-RoCE's provider, which libibverbs1 only recommends; graphviz so the
 # doctor's --dot output is checked by rendering it; jq for the demo and the vm tests, which read
-# the fake kubelet's JSON events).
+# the fake kubelet's JSON events; openssl for the throw-away CA of the Kubernetes client's TLS
+# tests).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc
   containernetworking-plugins golang-go golang-github-appc-cni-dev
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
-  jq
+  jq openssl
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

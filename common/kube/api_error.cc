@@ -6,6 +6,18 @@
 
 namespace rdmanet::kube {
 
+std::string hint(const Error& e) {
+  if (isNoAnswer(e)) return "the API server did not answer (down, unreachable or slow)";
+  if (isUnauthorized(e)) return "the credentials were refused (expired or rotated token?)";
+  if (isForbidden(e)) return "RBAC does not allow it (check the ClusterRole)";
+  if (isNotFound(e)) return "the object does not exist";
+  if (isConflict(e)) return "it changed meanwhile";
+  if (isInvalid(e)) return "the API server found it invalid";
+  if (isTooManyRequests(e)) return "the API server is throttling";
+  if (isServerError(e)) return "the API server failed";
+  return "";
+}
+
 Error statusError(const std::string& method, const std::string& path, long status,
                   const std::string& body) {
   std::string reason, message;

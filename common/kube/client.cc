@@ -59,6 +59,13 @@ void setBlob(CURL* c, CURLoption opt, const std::string& data) {
   curl_easy_setopt(c, opt, &blob);
 }
 
+// libcurl's process-wide set-up, once (a function-local static is initialised thread-safely),
+// before the first handle: curl_easy_init's implicit call is not thread-safe in every build.
+void curlGlobalInit() {
+  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  (void)rc;  // a failure shows as curl_easy_init returning null, which exchange() reports
+}
+
 }  // namespace
 
 KubeClient::KubeClient(KubeConfig config, ClientOptions options)
@@ -68,6 +75,7 @@ KubeClient::KubeClient(KubeConfig config, ClientOptions options)
   if (!options_.sleep) {
     options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
+  curlGlobalInit();
   curl_ = curl_easy_init();
 }
 
@@ -167,7 +175,11 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   Answer a;
   Headers h;
   h.add("Accept: application/json");
-  if (body != nullptr) h.add("Content-Type: application/json");
+  if (body != nullptr) {
+    h.add("Content-Type: application/json");
+    // No "Expect: 100-continue" round trip before large bodies (a 64-device slice is ~20 KiB).
+    h.add("Expect:");
+  }
   if (!token.empty()) h.add("Authorization: Bearer " + token);
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);

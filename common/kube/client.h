@@ -41,13 +41,13 @@ struct ClientOptions {
   std::chrono::milliseconds request_timeout{15000};  // the whole request, answer included
   RetryPolicy retry;
   // Waits between attempts. Default: std::this_thread::sleep_for. Tests inject their own.
-  std::function<void(std::chrono::milliseconds)> sleep;
+  std::function<void(std::chrono::milliseconds)> sleep{};
   std::string user_agent = "rdmanet";
 };
 
 struct ListOptions {
-  std::string label_selector;  // "app=x,tier!=y"
-  std::string field_selector;  // "spec.nodeName=n1,spec.driver=rdma.rdmanet.io"
+  std::string label_selector{};  // "app=x,tier!=y"
+  std::string field_selector{};  // "spec.nodeName=n1,spec.driver=rdma.rdmanet.io"
 };
 
 class KubeClient {

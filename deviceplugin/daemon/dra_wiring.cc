@@ -26,13 +26,17 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   DraWiring w;
   w.client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
   w.claims = std::make_unique<KubeClaimReader>(*w.client);
+  dra::PublisherOptions po;
+  po.driver = flags.driver_name;
+  po.node_name = node;
+  w.slices = std::make_unique<SliceWorker>(*w.client, std::move(po), flags.sysfs_root);
   w.front = std::make_unique<DraFront>(
       DraFrontOptions{.kubelet_dir = flags.kubelet_dir,
                       .driver = flags.driver_name,
                       .node = node,
                       .cdi_dir = flags.cdi_dir,
                       .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
-      DraFrontDeps{.clock = &clock, .claims = w.claims.get()});
+      DraFrontDeps{.clock = &clock, .claims = w.claims.get(), .publisher = w.slices.get()});
   return w;
 }
 

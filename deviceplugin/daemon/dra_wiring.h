@@ -1,7 +1,7 @@
 #pragma once
 // The DRA front as the daemon runs it (--api dra): the node name (flag or $NODE_NAME), the API
-// server (--kubeconfig or the pod's service account) and the claim reader over it, kept alive
-// together for as long as the front.
+// server (--kubeconfig or the pod's service account), the claim reader and the ResourceSlice
+// publisher over it, kept alive together for as long as the front.
 
 #include <memory>
 
@@ -9,12 +9,14 @@
 #include "deviceplugin/daemon/flags.h"
 #include "deviceplugin/dra/dra_front.h"
 #include "deviceplugin/dra/kube_claim_reader.h"
+#include "deviceplugin/dra/slice_worker.h"
 
 namespace rdmanet::dp {
 
 struct DraWiring {
   std::unique_ptr<kube::KubeClient> client{};
   std::unique_ptr<KubeClaimReader> claims{};
+  std::unique_ptr<SliceWorker> slices{};
   std::unique_ptr<DraFront> front{};
 };
 

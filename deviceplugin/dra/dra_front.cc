@@ -254,13 +254,13 @@ void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
   auto cur = state_.current();
   if (cur->version > 0 && samePools(cur->pools, pools)) return;
   std::vector<std::string> dups;
-  DraInventory inv{.pools = pools, .devices = draDevices(pools, &dups)};
+  DeviceSnapshot inv{.pools = pools, .devices = nodeDevices(pools, &dups)};
   for (const auto& d : dups) {
     logger(Component::kDiscovery)
         ->warn("device {} is in more than one pool; DRA publishes it in the first", d);
   }
   const auto unhealthy = std::count_if(inv.devices.begin(), inv.devices.end(),
-                                       [](const DraDevice& d) { return !d.healthy(); });
+                                       [](const NodeDevice& d) { return !d.healthy(); });
   if (cur->devices.size() != inv.devices.size()) {
     logger(Component::kDiscovery)
         ->info("DRA: {} devices ({} unhealthy)", inv.devices.size(), unhealthy);

@@ -27,13 +27,12 @@
 #include "common/os/watch.h"
 #include "deviceplugin/daemon/front.h"
 #include "deviceplugin/dra/claim_reader.h"
-#include "deviceplugin/dra/dra_devices.h"
+#include "deviceplugin/dra/dra_device.h"
 #include "deviceplugin/dra/grpc_dra_server.h"
+#include "deviceplugin/dra/node_devices.h"
 #include "deviceplugin/dra/prepare.h"
 
 namespace rdmanet::dp {
-
-inline constexpr std::string_view kDefaultDriverName = "rdma.rdmanet.io";
 
 // Where the desired devices go to be published as ResourceSlices (the API-server side of DRA).
 class DevicePublisher {
@@ -41,13 +40,13 @@ class DevicePublisher {
   virtual ~DevicePublisher() = default;
   // Called on the loop's thread after every change; must not block (publish on its own thread).
   // `allow_multiple_allocations`: shareable devices may be allocated to many claims (KEP-5075).
-  virtual void publish(std::shared_ptr<const DraInventory> inv,
+  virtual void publish(std::shared_ptr<const DeviceSnapshot> inv,
                        bool allow_multiple_allocations) = 0;
 };
 
 struct DraFrontOptions {
   std::filesystem::path kubelet_dir = "/var/lib/kubelet";
-  std::string driver = std::string(kDefaultDriverName);
+  std::string driver = std::string(dra::kDefaultDriverName);
   std::string node{};  // required: the DRA pool name
   std::filesystem::path cdi_dir = "/var/run/cdi";
   bool allow_multiple_allocations = false;
@@ -80,7 +79,7 @@ class DraFront final : public Front {
   std::filesystem::path registrySocket() const;
   std::filesystem::path draSocket() const;
   std::filesystem::path checkpointFile() const { return pluginDir() / "checkpoint.json"; }
-  std::shared_ptr<const DraInventory> inventory() const { return state_.current(); }
+  std::shared_ptr<const DeviceSnapshot> inventory() const { return state_.current(); }
 
  private:
   using TimePoint = Clock::time_point;

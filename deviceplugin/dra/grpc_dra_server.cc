@@ -107,12 +107,12 @@ class HealthService final : public health::DRAResourceHealth::Service {
 
  private:
   // The complete list: kubelet treats a device missing from it as Unknown.
-  health::NodeWatchResourcesResponse response(const DraInventory& inv) const {
+  health::NodeWatchResourcesResponse response(const DeviceSnapshot& inv) const {
     health::NodeWatchResourcesResponse out;
     const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
-    for (const DraDevice& d : inv.devices) {
+    for (const NodeDevice& d : inv.devices) {
       health::DeviceHealth* h = out.add_devices();
       h->mutable_device()->set_pool_name(opts_.node);
       h->mutable_device()->set_device_name(d.name);

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "common/base/result.h"
-#include "deviceplugin/dra/dra_devices.h"
+#include "deviceplugin/dra/node_devices.h"
 #include "deviceplugin/dra/prepare.h"
 
 namespace rdmanet::dp {

@@ -46,9 +46,9 @@ Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::
   // Devices grouped by (request, core pool): each group reaches the same containers, so its env
   // is built over all of it.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
-  std::vector<const DraDevice*> devs;
+  std::vector<const NodeDevice*> devs;
   for (const AllocatedDevice& r : results) {
-    const DraDevice* d = inv->find(r.device);
+    const NodeDevice* d = inv->find(r.device);
     if (!d) {
       return makeError(ErrorCode::kDeviceNotFound,
                        fmt::format("claim {}/{}: device {} is not a device of {} on node {}",
@@ -68,7 +68,7 @@ Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::
   PreparedClaim out{.ref = ref, .cdi_spec = opts_.cdi_dir / claimSpecFileName(ref.uid)};
   std::vector<CdiDevice> cdi;
   for (size_t i = 0; i < results.size(); ++i) {
-    const DraDevice* d = devs[i];
+    const NodeDevice* d = devs[i];
     const std::string name = fmt::format("{}-{}", ref.uid, d->name);
     auto existing = std::find_if(out.devices.begin(), out.devices.end(),
                                  [&](const PreparedDevice& p) { return p.device_name == d->name; });

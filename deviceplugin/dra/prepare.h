@@ -6,7 +6,7 @@
 //   1. a claim already in the checkpoint is answered from it (idempotent, no API call);
 //   2. GET the ResourceClaim (ClaimReader), check its UID, take the allocation results of this
 //      driver on this node's pool (claim_allocation.h);
-//   3. map each result's device to a pool device of the current DraInventory;
+//   3. map each result's device to a pool device of the current DeviceSnapshot;
 //   4. build each device's container share with the device plugin's code (buildAllocation):
 //      that device's char devices plus rdma_cm; the env (PCIDEVICE_*, NCCL hints) is built over
 //      all devices of the same request and pool, since they go to the same containers;
@@ -25,7 +25,7 @@
 #include "common/base/result.h"
 #include "deviceplugin/dra/claim_checkpoint.h"
 #include "deviceplugin/dra/claim_reader.h"
-#include "deviceplugin/dra/dra_devices.h"
+#include "deviceplugin/dra/node_devices.h"
 
 namespace rdmanet::dp {
 

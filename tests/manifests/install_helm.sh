@@ -12,7 +12,10 @@ ms=$((($(date +%s%N) - start) / 1000000))
 grep -q 'v1.31' <<<"$("$tools/bin/kubectl" version --client 2>/dev/null)" || die "kubectl is not v1.31"
 grep -q '"version": "4.5.1"' "$node_modules/kubernetes-models/package.json" ||
   die "kubernetes-models is not 4.5.1"
+# The resource.k8s.io/v1 schemas of the stand-in API server (tests/fakes/apiserver).
+grep -q '"version": "5.1.0"' "$node_modules/kubernetes-models-5/package.json" ||
+  die "kubernetes-models-5 (alias of kubernetes-models@5.1.0) is not installed"
 # Nothing of it lands in the checkout.
 [[ -z $(cd "$repo" && git status --porcelain --ignored -- node_modules package-lock.json 2>/dev/null) ]] ||
   die "npm left files in the checkout"
-echo "PASS: install-helm.sh is a ${ms} ms no-op; helm v3.17.3, kubectl v1.31, kubernetes-models 4.5.1"
+echo "PASS: install-helm.sh is a ${ms} ms no-op; helm v3.17.3, kubectl v1.31, kubernetes-models 4.5.1 and 5.1.0"

@@ -9,7 +9,8 @@
 #include "common/kube/names.h"
 #include "deviceplugin/dra/claim_allocation.h"
 #include "deviceplugin/dra/claim_checkpoint.h"
-#include "deviceplugin/dra/dra_devices.h"
+#include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/node_devices.h"
 #include "tests/deviceplugin/test_node.h"
 
 namespace rdmanet::dp {
@@ -22,25 +23,25 @@ using testing::TestNode;
 
 TEST(DraDevicesTest, OneDevicePerVfAndEachSharedPfOnce) {
   TestNode node;
-  auto devs = draDevices(buildPools(defaultConfig(), node.inventory()));
+  auto devs = nodeDevices(buildPools(defaultConfig(), node.inventory()));
   // rdma/vf: 4 PFs x 4 VFs; rdma/shared: the 4 PFs, once each (not once per slot).
   ASSERT_EQ(devs.size(), 20u);
   for (const auto& d : devs) {
     EXPECT_TRUE(kube::isDnsLabel(d.name)) << d.name;
-    EXPECT_EQ(d.name, draDeviceName(d.device.pci));
+    EXPECT_EQ(d.name, dra::pciDeviceName(d.device.pci));
   }
-  DraInventory inv{.devices = devs};
-  const DraDevice* vf = inv.find(draDeviceName(node.vf(1, 2)));
+  DeviceSnapshot inv{.devices = devs};
+  const NodeDevice* vf = inv.find(dra::pciDeviceName(node.vf(1, 2)));
   ASSERT_NE(vf, nullptr);
   EXPECT_EQ(vf->pool, "rdma/vf");
   EXPECT_FALSE(vf->shareable);
   EXPECT_EQ(vf->device.id, node.vf(1, 2).str());
-  const DraDevice* pf = inv.find(draDeviceName(node.pf(1)));
+  const NodeDevice* pf = inv.find(dra::pciDeviceName(node.pf(1)));
   ASSERT_NE(pf, nullptr);
   EXPECT_EQ(pf->pool, "rdma/shared");
   EXPECT_TRUE(pf->shareable);
   EXPECT_EQ(pf->device.id, sharedSlotId(node.pf(1), 0));
-  EXPECT_EQ(inv.find("0000-99-00-0"), nullptr);
+  EXPECT_EQ(inv.find("pci-0000-99-00-0"), nullptr);
 }
 
 TEST(DraDevicesTest, AFunctionInTwoPoolsIsPublishedByTheFirst) {
@@ -51,18 +52,14 @@ TEST(DraDevicesTest, AFunctionInTwoPoolsIsPublishedByTheFirst) {
       .config = {.resource_name = "shared", .mode = PoolMode::kShared},
       .devices = {{.id = sharedSlotId(pf, 0), .pci = pf}, {.id = sharedSlotId(pf, 1), .pci = pf}}};
   std::vector<std::string> dups;
-  auto devs = draDevices({whole, shared}, &dups);
+  auto devs = nodeDevices({whole, shared}, &dups);
   ASSERT_EQ(devs.size(), 1u);
   EXPECT_EQ(devs[0].pool, "rdma/whole");
-  EXPECT_EQ(dups, std::vector<std::string>{"0000-17-00-0"});  // once, not once per slot
+  EXPECT_EQ(dups, std::vector<std::string>{"pci-0000-17-00-0"});  // once, not once per slot
   dups.clear();
-  devs = draDevices({shared}, &dups);
+  devs = nodeDevices({shared}, &dups);
   ASSERT_EQ(devs.size(), 1u);
   EXPECT_TRUE(dups.empty());
-}
-
-TEST(DraDevicesTest, DeviceNamesAreStableAcrossRestarts) {
-  EXPECT_EQ(draDeviceName(*PciAddress::parse("0000:17:00.2")), "0000-17-00-2");
 }
 
 json claim(const std::string& uid, json results) {

@@ -47,12 +47,13 @@ class DraDaemonFixture : public ::testing::Test {
   }
 
   // `api_server`: where claims are read ("" when the test prepares nothing).
-  void startDaemon(const std::string& api_server = "http://127.0.0.1:1") {
+  void startDaemon(const std::string& api_server = "http://127.0.0.1:1",
+                   DevicePublisher* publisher = nullptr) {
     client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
     reader_ = std::make_unique<KubeClaimReader>(*client_);
     front_ = std::make_unique<DraFront>(
         DraFrontOptions{.kubelet_dir = kubelet_dir_, .node = kNode, .cdi_dir = cdi_dir_},
-        DraFrontDeps{.clock = &clock_, .claims = reader_.get()});
+        DraFrontDeps{.clock = &clock_, .claims = reader_.get(), .publisher = publisher});
     daemon_ = std::make_unique<Daemon>(
         DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
         defaultConfig(), DaemonDeps{.clock = &clock_, .front = front_.get()});

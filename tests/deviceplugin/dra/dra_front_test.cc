@@ -63,7 +63,7 @@ TEST_F(DraFrontTest, ADeletedDraSocketIsServedAgain) {
   fs::remove(front_->draSocket());
   ASSERT_TRUE(turnUntil([&] { return fs::is_socket(front_->draSocket()); }));
   kubelet_->watchHealth();
-  EXPECT_TRUE(kubelet_->waitHealth(draDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
+  EXPECT_TRUE(kubelet_->waitHealth(dra::pciDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
 }
 
 TEST_F(DraFrontTest, AKubeletRestartThatRecreatesTheRegistryIsFollowedWithinASecond) {
@@ -83,12 +83,12 @@ TEST_F(DraFrontTest, AKubeletRestartThatRecreatesTheRegistryIsFollowedWithinASec
 TEST_F(DraFrontTest, HealthStreamReportsLinkDownWithTheReasonAndRecovery) {
   startRegistered();
   kubelet_->watchHealth();
-  const std::string vf = draDeviceName(node_.vf(0, 1));
-  const std::string other_pf_vf = draDeviceName(node_.vf(2, 0));
+  const std::string vf = dra::pciDeviceName(node_.vf(0, 1));
+  const std::string other_pf_vf = dra::pciDeviceName(node_.vf(2, 0));
   ASSERT_TRUE(kubelet_->waitHealth(vf, ::v1::HEALTHY, 5s));
   // Every device in every answer: 16 VFs and 4 shared PFs.
-  EXPECT_TRUE(kubelet_->health(draDeviceName(node_.pf(3))).has_value());
-  EXPECT_TRUE(kubelet_->health(draDeviceName(node_.vf(3, 3))).has_value());
+  EXPECT_TRUE(kubelet_->health(dra::pciDeviceName(node_.pf(3))).has_value());
+  EXPECT_TRUE(kubelet_->health(dra::pciDeviceName(node_.vf(3, 3))).has_value());
 
   node_.tree().setNetdevUp(node_.pfNetdev(0), false);
   clock_.advance(30s);    // no netlink here: the resync reads sysfs
@@ -107,7 +107,7 @@ TEST_F(DraFrontTest, HealthStreamReportsLinkDownWithTheReasonAndRecovery) {
 TEST_F(DraFrontTest, AnUnchangedApplyDoesNotWakeHealthStreams) {
   startRegistered();
   kubelet_->watchHealth();
-  ASSERT_TRUE(kubelet_->waitHealth(draDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
+  ASSERT_TRUE(kubelet_->waitHealth(dra::pciDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
   const auto version = front_->inventory()->version;
   clock_.advance(30s);  // a resync that finds nothing new
   daemon_->runOnce(0ms);

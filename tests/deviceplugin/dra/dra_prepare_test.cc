@@ -16,8 +16,8 @@
 
 #include "common/kube/config.h"
 #include "deviceplugin/dra/cdi_spec.h"
-#include "tests/deviceplugin/dra/apiserver_process.h"
 #include "tests/deviceplugin/dra/dra_fixture.h"
+#include "tests/fakes/fake_apiserver.h"
 
 extern char** environ;
 
@@ -53,8 +53,8 @@ std::set<std::string> filesUnder(const fs::path& dir) {
 class DraPrepareTest : public testing::DraDaemonFixture {
  protected:
   static void SetUpTestSuite() {
-    api_ = new testing::ApiServerProcess();
-    ASSERT_TRUE(api_->start()) << "the stand-in API server (node) did not start";
+    api_ = new rdmanet::testing::FakeApiServer();
+    ASSERT_TRUE(api_->ok()) << api_->error();
   }
   static void TearDownTestSuite() {
     delete api_;
@@ -99,14 +99,14 @@ class DraPrepareTest : public testing::DraDaemonFixture {
     return out;
   }
 
-  static testing::ApiServerProcess* api_;
+  static rdmanet::testing::FakeApiServer* api_;
 };
-testing::ApiServerProcess* DraPrepareTest::api_ = nullptr;
+rdmanet::testing::FakeApiServer* DraPrepareTest::api_ = nullptr;
 
 TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   startRegistered(api_->url());
   const PciAddress vf = node_.vf(0, 1);
-  const std::string dev = draDeviceName(vf);
+  const std::string dev = dra::pciDeviceName(vf);
   const std::string uid = createClaim("one-vf", json::array({result("nic", dev)}));
   auto resp = kubelet_->prepare({{"team", uid, "one-vf"}});
   ASSERT_TRUE(resp) << kubelet_->lastError();
@@ -159,14 +159,15 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
 
 TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
   startRegistered(api_->url());
-  const std::string vf = draDeviceName(node_.vf(1, 0));
+  const std::string vf = dra::pciDeviceName(node_.vf(1, 0));
   const std::string good = createClaim("good", json::array({result("nic", vf)}));
   createClaim("wrong-uid", json::array({result("nic", vf)}));
   const std::string other_driver =
       createClaim("other-driver", json::array({result("gpu", "gpu-0", "gpu.nvidia.com")}));
   const std::string other_node =
       createClaim("other-node", json::array({result("nic", vf, kDriver, "node-b")}));
-  const std::string unknown = createClaim("unknown", json::array({result("nic", "0000-99-00-0")}));
+  const std::string unknown =
+      createClaim("unknown", json::array({result("nic", "pci-0000-99-00-0")}));
   auto resp = kubelet_->prepare({{"team", good, "good"},
                                  {"team", "00000000-0000-0000-0000-000000000000", "wrong-uid"},
                                  {"team", other_driver, "other-driver"},
@@ -183,7 +184,7 @@ TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
               HasSubstr("no device of driver rdma.rdmanet.io in pool node-a"));
   EXPECT_THAT(resp->claims().at(other_node).error(), HasSubstr("1 of other pools"));
   EXPECT_THAT(resp->claims().at(unknown).error(),
-              HasSubstr("device 0000-99-00-0 is not a device of rdma.rdmanet.io"));
+              HasSubstr("device pci-0000-99-00-0 is not a device of rdma.rdmanet.io"));
   EXPECT_THAT(resp->claims().at("11111111-0000-0000-0000-000000000000").error(), HasSubstr("404"));
   // Only the good claim left anything behind.
   EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(good)});
@@ -192,8 +193,8 @@ TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
 TEST_F(DraPrepareTest, TwoRequestsKeepTheirOwnRequestNamesAndEnv) {
   startRegistered(api_->url());
   const PciAddress a = node_.vf(0, 0), b = node_.vf(2, 3);
-  const std::string uid = createClaim(
-      "two", json::array({result("nic0", draDeviceName(a)), result("nic1", draDeviceName(b))}));
+  const std::string uid = createClaim("two", json::array({result("nic0", dra::pciDeviceName(a)),
+                                                          result("nic1", dra::pciDeviceName(b))}));
   auto resp = kubelet_->prepare({{"team", uid, "two"}});
   ASSERT_TRUE(resp);
   const auto& c = resp->claims().at(uid);
@@ -219,7 +220,11 @@ class DraBinaryTest : public DraPrepareTest {
   }
   void startBinary() {
     if (kubeconfig_dir_.empty()) kubeconfig_dir_ = testing::makeTempDir("dra-kubeconfig");
-    const fs::path kubeconfig = api_->writeKubeconfig(kubeconfig_dir_);
+    const fs::path kubeconfig = kubeconfig_dir_ / "kubeconfig";
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                              << "clusters: [{name: t, cluster: {server: '" << api_->url()
+                              << "'}}]\ncontexts: [{name: t, context: {cluster: t, user: t}}]\n"
+                              << "users: [{name: t, user: {token: t}}]\n";
     std::vector<std::string> args = {RDMANET_DP_BIN,
                                      "--api=dra",
                                      "--node-name=" + std::string(kNode),
@@ -247,7 +252,7 @@ class DraBinaryTest : public DraPrepareTest {
 TEST_F(DraBinaryTest, KillDashNineBetweenPrepareAndUnprepareLeavesNothingAfterARestart) {
   startBinary();
   ASSERT_TRUE(kubelet_->waitRegistrations(1, 30s));
-  const std::string dev = draDeviceName(node_.vf(3, 2));
+  const std::string dev = dra::pciDeviceName(node_.vf(3, 2));
   const std::string uid = createClaim("crash", json::array({result("nic", dev)}));
   auto resp = kubelet_->prepare({{"team", uid, "crash"}});
   ASSERT_TRUE(resp) << kubelet_->lastError();

@@ -1,7 +1,11 @@
 // A stand-in Kubernetes API server for rdmanet's DRA tests: plain HTTP on loopback, a random
 // port, the real REST shapes for the three resources the driver touches.
 //
-//   node apiserver.mjs [--token T]...     prints {"port":N} on stdout once listening
+//   node apiserver.mjs [--token T]... [--tls-dir D]   prints {"port":N} once listening
+//
+// Plain HTTP by default. With --tls-dir (holding server.crt, server.key and ca.crt) it serves
+// HTTPS and, like the real server, authenticates a client by a certificate signed by ca.crt or by
+// a bearer token.
 //
 // Served like the real one:
 //   /api/v1/nodes[/NAME]                                         GET, list, POST, PUT, DELETE
@@ -16,19 +20,22 @@
 //   labelSelector (=, ==, !=, key, !key);
 // - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
 //   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid;
-// - feature gate DRADeviceTaints (on by default here): when off, device taints are dropped
-//   before validation and storage, as the real server drops disabled fields; when on, taints
-//   get timeAdded if unset;
-// - bearer tokens: when any are configured, a request without one of them is 401.
+// - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
+//   device taints / allowMultipleAllocations are dropped before validation and storage, as the
+//   real server drops disabled fields; taints get timeAdded if unset;
+// - authentication: when tokens are configured, or over TLS, a request without one of the
+//   tokens (or, over TLS, a verified client certificate) is 401.
 // Test controls (not Kubernetes API):
 //   POST /_control/faults  {"method":"PUT","path":"/apis/...","status":409|500|...,
 //                           "hang_ms":N,"count":1}   the next matching requests fail with that
 //                           status (a metav1.Status body), or are held hang_ms and then dropped
 //                           without an answer (a time-out); method and path (a prefix) optional
-//   POST /_control/gates   {"DRADeviceTaints":false}
+//   POST /_control/gates   {"DRADeviceTaints":false,"DRAConsumableCapacity":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import crypto from 'node:crypto';
 import {loadSchema, validateSlice, isDnsSubdomain} from './validate_slice.mjs';
 
@@ -43,11 +50,13 @@ const kinds = {
 const store = new Map();  // "<resource>/<ns>/<name>" -> object
 let rv = 1000;
 let faults = [];
-const gates = {DRADeviceTaints: true};
+const gates = {DRADeviceTaints: true, DRAConsumableCapacity: true};
 let tokens = [];
 const stats = {requests: {}, writes: 0};
+let tlsDir = '';
 for (let i = 2; i < process.argv.length; i++) {
   if (process.argv[i] === '--token') tokens.push(process.argv[++i]);
+  if (process.argv[i] === '--tls-dir') tlsDir = process.argv[++i];
 }
 
 function status(res, code, reason, message, details) {
@@ -116,6 +125,7 @@ function invalid(res, r, name, causes) {
 function prepare(r, obj, now) {
   if (r.resource !== 'resourceslices') return;
   for (const d of (obj.spec && obj.spec.devices) || []) {
+    if (!gates.DRAConsumableCapacity) delete d.allowMultipleAllocations;
     if (!gates.DRADeviceTaints) {
       delete d.taints;
     } else {
@@ -171,13 +181,18 @@ function handleApi(req, res, url, body) {
     return status(res, 400, 'BadRequest', 'the body is not an object');
   }
   obj.metadata = obj.metadata || {};
+  // Like the real decoder, a body without TypeMeta takes the endpoint's; a different one is refused.
+  obj.kind = obj.kind || k.kind;
+  obj.apiVersion = obj.apiVersion || k.apiVersion;
   if (obj.kind !== k.kind || obj.apiVersion !== k.apiVersion) {
     return status(res, 400, 'BadRequest', `expected ${k.apiVersion} ${k.kind}, got ${obj.apiVersion} ${obj.kind}`);
   }
   if (r.ns) obj.metadata.namespace = r.ns;
   if (req.method === 'POST' && !r.name) {
     if (!obj.metadata.name && obj.metadata.generateName) {
-      obj.metadata.name = obj.metadata.generateName + crypto.randomBytes(3).toString('hex').slice(0, 5);
+      // As apiserver's SimpleNameGenerator: the base is cut to 58, then 5 random characters.
+      obj.metadata.name = obj.metadata.generateName.slice(0, 58) +
+          crypto.randomBytes(3).toString('hex').slice(0, 5);
     }
     const name = obj.metadata.name || '';
     if (r.resource !== 'resourceslices' && !isDnsSubdomain(name)) {
@@ -258,7 +273,7 @@ const kReasons = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404:
   504: 'Timeout'};
 
 await loadSchema();
-const server = http.createServer((req, res) => {
+const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -266,9 +281,12 @@ const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://localhost');
     if (url.pathname.startsWith('/_control/')) return handleControl(req, res, url, body);
     stats.requests[req.method] = (stats.requests[req.method] || 0) + 1;
-    if (tokens.length) {
+    if (tokens.length || tlsDir) {
       const auth = req.headers.authorization || '';
-      if (!tokens.some((t) => auth === `Bearer ${t}`)) return status(res, 401, 'Unauthorized', 'Unauthorized');
+      const byCert = tlsDir !== '' && req.socket.authorized === true;
+      if (!byCert && !tokens.some((t) => auth === `Bearer ${t}`)) {
+        return status(res, 401, 'Unauthorized', 'Unauthorized');
+      }
     }
     const f = takeFault(req, url);
     if (f && f.hang_ms) {
@@ -285,7 +303,16 @@ const server = http.createServer((req, res) => {
       status(res, 500, 'InternalError', `stand-in API server bug: ${e.stack}`);
     }
   });
-});
+};
+const server = tlsDir ?
+  https.createServer({
+    key: fs.readFileSync(`${tlsDir}/server.key`),
+    cert: fs.readFileSync(`${tlsDir}/server.crt`),
+    ca: fs.readFileSync(`${tlsDir}/ca.crt`),
+    requestCert: true,
+    rejectUnauthorized: false,  // a client without a certificate may still use a token
+  }, handler) :
+  http.createServer(handler);
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(JSON.stringify({port: server.address().port}) + '\n');

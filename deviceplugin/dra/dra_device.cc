@@ -1,0 +1,122 @@
+#include "deviceplugin/dra/dra_device.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <regex>
+
+#include "common/kube/names.h"
+
+namespace rdmanet::dra {
+namespace {
+
+bool isCIdentifier(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// Label name part / label value: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63.
+bool isLabelToken(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// semver.org 2.0.0's published regular expression.
+bool isSemver(const std::string& s) {
+  static const std::regex re(
+      R"(^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*))"
+      R"((?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?)"
+      R"((?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$)");
+  return std::regex_match(s, re);
+}
+
+Error invalid(const DraDevice& d, const std::string& what) {
+  return makeError(ErrorCode::kInvalidConfig, fmt::format("DRA device \"{}\": {}", d.name, what));
+}
+
+Status validateAttributeName(const DraDevice& d, const std::string& name) {
+  const auto slash = name.find('/');
+  const std::string_view id = slash == std::string::npos ? std::string_view(name)
+                                                         : std::string_view(name).substr(slash + 1);
+  if (slash != std::string::npos) {
+    const std::string_view domain = std::string_view(name).substr(0, slash);
+    if (!kube::isDnsSubdomain(domain) || domain.size() > kMaxAttributeDomainLength) {
+      return invalid(d, fmt::format("attribute \"{}\": the domain must be a DNS subdomain of at "
+                                    "most {} characters",
+                                    name, kMaxAttributeDomainLength));
+    }
+  }
+  if (!isCIdentifier(id) || id.size() > kMaxAttributeIdLength) {
+    return invalid(d, fmt::format("attribute \"{}\": the name must be a C identifier of at most {} "
+                                  "characters",
+                                  name, kMaxAttributeIdLength));
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+std::string pciDeviceName(const PciAddress& addr) {
+  return fmt::format("pci-{:04x}-{:02x}-{:02x}-{:x}", addr.domain, addr.bus, addr.device,
+                     addr.function);
+}
+
+Status validateDevice(const DraDevice& d) {
+  if (!kube::isDnsLabel(d.name)) {
+    return invalid(d,
+                   "the name must be a DNS label (lower-case alphanumerics and '-', at most 63)");
+  }
+  if (d.attributes.size() > kMaxAttributesPerDevice) {
+    return invalid(d, fmt::format("{} attributes, at most {} are allowed", d.attributes.size(),
+                                  kMaxAttributesPerDevice));
+  }
+  for (const auto& [name, value] : d.attributes) {
+    RDMANET_RETURN_IF_ERROR(validateAttributeName(d, name));
+    const std::string* text = std::get_if<std::string>(&value);
+    if (const auto* v = std::get_if<Version>(&value)) {
+      text = &v->text;
+      if (!isSemver(v->text)) {
+        return invalid(
+            d, fmt::format("attribute \"{}\": \"{}\" is not a semantic version", name, v->text));
+      }
+    }
+    if (text != nullptr && text->size() > kMaxAttributeValueLength) {
+      return invalid(d, fmt::format("attribute \"{}\": the value is {} characters, at most {} are "
+                                    "allowed",
+                                    name, text->size(), kMaxAttributeValueLength));
+    }
+  }
+  if (d.taints.size() > kMaxTaintsPerDevice) {
+    return invalid(
+        d, fmt::format("{} taints, at most {} are allowed", d.taints.size(), kMaxTaintsPerDevice));
+  }
+  for (const auto& t : d.taints) {
+    const auto slash = t.key.find('/');
+    const std::string_view key_name = slash == std::string::npos
+                                          ? std::string_view(t.key)
+                                          : std::string_view(t.key).substr(slash + 1);
+    const bool prefix_ok = slash == std::string::npos ||
+                           kube::isDnsSubdomain(std::string_view(t.key).substr(0, slash));
+    if (!prefix_ok || !isLabelToken(key_name)) {
+      return invalid(d, fmt::format("taint key \"{}\" is not a label name", t.key));
+    }
+    if (!t.value.empty() && !isLabelToken(t.value)) {
+      return invalid(d, fmt::format("taint value \"{}\" is not a label value", t.value));
+    }
+    if (t.effect != "None" && t.effect != "NoSchedule" && t.effect != "NoExecute") {
+      return invalid(
+          d, fmt::format("taint effect \"{}\" is not None, NoSchedule or NoExecute", t.effect));
+    }
+  }
+  return okStatus();
+}
+
+}  // namespace rdmanet::dra

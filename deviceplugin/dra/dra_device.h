@@ -1,0 +1,79 @@
+#pragma once
+// DraDevice: one device as rdmanet publishes it in a resource.k8s.io/v1 ResourceSlice. The pool
+// core fills these (one per VF, or one per PF for a shared pool); slice_builder.h turns them
+// into slices and slice_publisher.h keeps the API server in step.
+//
+// Limits are the API server's (k8s.io/api/resource/v1/types.go); validateDevice() enforces
+// them before anything is sent, so a bad attribute is our error, not a 422 at run time.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/base/pci_address.h"
+#include "common/base/result.h"
+
+namespace rdmanet::dra {
+
+inline constexpr std::string_view kDefaultDriverName = "rdma.rdmanet.io";
+// Devices per slice: the API allows 128, but only 64 once any device carries a taint
+// (ResourceSliceMaxDevicesWithAdvancedFeatures), and rdmanet taints unhealthy devices.
+inline constexpr size_t kMaxDevicesPerSlice = 64;
+inline constexpr size_t kMaxAttributesPerDevice = 32;    // attributes + capacities
+inline constexpr size_t kMaxAttributeValueLength = 64;   // string and version values
+inline constexpr size_t kMaxTaintsPerDevice = 16;        // DeviceTaintsMaxLength
+inline constexpr size_t kMaxAttributeIdLength = 32;      // DeviceMaxIDLength
+inline constexpr size_t kMaxAttributeDomainLength = 63;  // DeviceMaxDomainLength
+// The API-server feature gate without which `taints` are silently dropped (off by default
+// before Kubernetes 1.36).
+inline constexpr std::string_view kDeviceTaintsGate = "DRADeviceTaints";
+// The gate without which `allowMultipleAllocations` (KEP-5075) is silently dropped.
+inline constexpr std::string_view kConsumableCapacityGate = "DRAConsumableCapacity";
+
+// Standard attribute names (k8s.io/dynamic-resource-allocation/deviceattribute).
+inline constexpr std::string_view kAttrPcieRoot = "resource.kubernetes.io/pcieRoot";
+inline constexpr std::string_view kAttrPciBusId = "resource.kubernetes.io/pciBusID";
+inline constexpr std::string_view kAttrNumaNode = "resource.kubernetes.io/numaNode";
+// The taint an unhealthy device carries until it recovers.
+inline constexpr std::string_view kUnhealthyTaintKey = "rdmanet.io/unhealthy";
+
+// A semantic version attribute (semver.org 2.0.0), as opposed to a plain string.
+struct Version {
+  std::string text{};
+  bool operator==(const Version&) const = default;
+};
+using AttributeValue = std::variant<std::string, int64_t, bool, Version>;
+
+struct DeviceTaint {
+  std::string key{};                  // a label name, e.g. "rdmanet.io/unhealthy"
+  std::string value{};                // a label value, may be empty
+  std::string effect = "NoSchedule";  // None, NoSchedule or NoExecute
+  bool operator==(const DeviceTaint&) const = default;
+};
+
+struct DraDevice {
+  std::string name{};  // a DNS label unique in the node's pool: use pciDeviceName()
+  // Qualified name ("<domain>/<C identifier>" or a bare C identifier) to value.
+  std::map<std::string, AttributeValue> attributes{};
+  std::vector<DeviceTaint> taints{};
+  // KEP-5075: many claims may share the device (a `shared` pool's PF). Needs the
+  // DRAConsumableCapacity gate on the cluster, so callers set it only behind a flag.
+  bool allow_multiple_allocations = false;
+  bool operator==(const DraDevice&) const = default;
+};
+
+// The device name for a PCI function: "pci-0000-81-00-1" for 0000:81:00.1. Stable across
+// restarts and re-enumeration, since it is the address.
+std::string pciDeviceName(const PciAddress& addr);
+
+// Checks one device against the API's rules: name a DNS label; at most 32 attributes; each name
+// a qualified name (domain a DNS subdomain of at most 63, identifier a C identifier of at most
+// 32); string and version values at most 64 characters, versions semver; at most 16 taints, keys
+// label names, values label values, effects None/NoSchedule/NoExecute. Error 7 naming the device
+// and the attribute or taint.
+Status validateDevice(const DraDevice& device);
+
+}  // namespace rdmanet::dra

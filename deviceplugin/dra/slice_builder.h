@@ -1,0 +1,56 @@
+#pragma once
+// Turning DraDevices into resource.k8s.io/v1 ResourceSlice objects for one node's pool.
+//
+// Pure functions: no I/O. The pool is named after the node and holds every device of this
+// driver on it; devices are sorted by name and cut into slices of at most 64, so the same
+// inventory always gives the same slices.
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+#include "deviceplugin/dra/dra_device.h"
+
+namespace rdmanet::dra {
+
+inline constexpr const char* kResourceSlicesPath = "/apis/resource.k8s.io/v1/resourceslices";
+
+// Who publishes: the driver, and the node whose pool it is (the Node's uid for the owner
+// reference, so the slices are garbage-collected with the Node).
+struct SliceOwner {
+  std::string driver = std::string(kDefaultDriverName);
+  std::string node_name{};
+  std::string node_uid{};
+};
+
+// The devices, validated (validateDevice), checked for duplicate names, sorted by name, as the
+// JSON of ResourceSlice spec.devices[] entries, in chunks of at most `per_slice`. No devices
+// give no chunks. Error 7 naming the device at fault.
+Result<std::vector<nlohmann::json>> deviceChunks(const std::vector<DraDevice>& devices,
+                                                 size_t per_slice = kMaxDevicesPerSlice);
+
+// One device as spec.devices[] JSON: name, attributes ({"string"|"int"|"bool"|"version": v}),
+// taints and allowMultipleAllocations when set.
+nlohmann::json deviceJson(const DraDevice& device);
+
+// A ResourceSlice object for one chunk: apiVersion/kind, metadata.generateName
+// ("<node>-<driver>-", shortened as the API server would), the Node owner reference, and spec
+// {driver, nodeName, pool {name: node, generation, resourceSliceCount}, devices}.
+nlohmann::json sliceObject(const SliceOwner& owner, const nlohmann::json& devices,
+                           int64_t generation, int64_t slice_count);
+
+// Every slice for `devices` at `generation`. Validates the owner too (node name a DNS
+// subdomain, driver a DNS subdomain of at most 63). Error 7.
+Result<std::vector<nlohmann::json>> buildSlices(const std::vector<DraDevice>& devices,
+                                                const SliceOwner& owner, int64_t generation);
+
+// The comparable form of a spec.devices[] array as stored: only the fields rdmanet writes, with
+// what the server adds (taints' timeAdded) removed; without taints when `with_taints` is false,
+// without allowMultipleAllocations when `with_multiple_allocations` is false (fields the server
+// drops while their feature gate is off).
+nlohmann::json comparableDevices(const nlohmann::json& devices, bool with_taints,
+                                 bool with_multiple_allocations = true);
+
+}  // namespace rdmanet::dra

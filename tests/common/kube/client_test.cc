@@ -1,0 +1,279 @@
+#include "common/kube/client.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/kube/api_error.h"
+#include "tests/fakes/fake_apiserver.h"
+#include "tests/simnode/temp_dir.h"
+
+namespace rdmanet::kube {
+namespace {
+
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+using testing::FakeApiServer;
+
+json node(const std::string& name, json labels = json::object()) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", std::move(labels)}}}};
+}
+
+class ClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!server_.ok()) GTEST_SKIP() << server_.error();
+  }
+  // A client whose waits are recorded instead of slept.
+  KubeClient client(int attempts = 4, milliseconds timeout = milliseconds(5000)) {
+    return KubeClient(server_.config(),
+                      {.request_timeout = timeout,
+                       .retry = {.max_attempts = attempts},
+                       .sleep = [this](milliseconds d) { sleeps_.push_back(d); }});
+  }
+  FakeApiServer server_;
+  std::vector<milliseconds> sleeps_;
+};
+
+TEST_F(ClientTest, CreateGetUpdateDeleteRoundTrip) {
+  auto c = client();
+  auto created = c.create("/api/v1/nodes", node("n1"));
+  ASSERT_TRUE(created.ok()) << created.error().msg;
+  EXPECT_FALSE((*created)["metadata"]["uid"].get<std::string>().empty());
+  auto got = c.get("/api/v1/nodes/n1");
+  ASSERT_TRUE(got.ok()) << got.error().msg;
+  (*got)["metadata"]["labels"]["x"] = "y";
+  auto updated = c.update("/api/v1/nodes/n1", *got);
+  ASSERT_TRUE(updated.ok()) << updated.error().msg;
+  EXPECT_EQ((*updated)["metadata"]["labels"]["x"], "y");
+  EXPECT_NE((*updated)["metadata"]["resourceVersion"], (*got)["metadata"]["resourceVersion"]);
+  ASSERT_TRUE(c.remove("/api/v1/nodes/n1").ok());
+  auto gone = c.get("/api/v1/nodes/n1");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_TRUE(isNotFound(gone.error()));
+  EXPECT_NE(gone.error().msg.find("nodes \"n1\" not found"), std::string::npos) << gone.error().msg;
+}
+
+TEST_F(ClientTest, UpdateWithStaleResourceVersionIsConflict) {
+  auto c = client();
+  auto first = c.create("/api/v1/nodes", node("n1"));
+  ASSERT_TRUE(first.ok());
+  json a = *first, b = *first;
+  a["metadata"]["labels"]["a"] = "1";
+  ASSERT_TRUE(c.update("/api/v1/nodes/n1", a).ok());
+  b["metadata"]["labels"]["b"] = "1";
+  auto r = c.update("/api/v1/nodes/n1", b);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isConflict(r.error()));
+  EXPECT_EQ(r.error().code, ErrorCode::kKubeApiFailure);
+  EXPECT_NE(r.error().msg.find("Conflict: Operation cannot be fulfilled"), std::string::npos)
+      << r.error().msg;
+  EXPECT_TRUE(sleeps_.empty()) << "409 is the caller's to handle, not retried";
+}
+
+TEST_F(ClientTest, CreateOfExistingNameIsConflictAlreadyExists) {
+  auto c = client();
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
+  auto r = c.create("/api/v1/nodes", node("n1"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isConflict(r.error()));
+  EXPECT_NE(r.error().msg.find("AlreadyExists"), std::string::npos) << r.error().msg;
+}
+
+TEST_F(ClientTest, ListFiltersByLabelAndFieldSelector) {
+  auto c = client();
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n1", {{"gpu", "yes"}})).ok());
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n2", {{"gpu", "no"}})).ok());
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n3")).ok());
+  auto names = [](const json& list) {
+    std::vector<std::string> out;
+    for (const auto& i : list["items"]) out.push_back(i["metadata"]["name"]);
+    return out;
+  };
+  auto all = c.list("/api/v1/nodes");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(names(*all), (std::vector<std::string>{"n1", "n2", "n3"}));
+  auto gpu = c.list("/api/v1/nodes", {.label_selector = "gpu=yes"});
+  ASSERT_TRUE(gpu.ok());
+  EXPECT_EQ(names(*gpu), (std::vector<std::string>{"n1"}));
+  auto labelled = c.list("/api/v1/nodes", {.label_selector = "gpu,gpu!=yes"});
+  ASSERT_TRUE(labelled.ok());
+  EXPECT_EQ(names(*labelled), (std::vector<std::string>{"n2"}));
+  auto by_name = c.list("/api/v1/nodes", {.field_selector = "metadata.name=n3"});
+  ASSERT_TRUE(by_name.ok());
+  EXPECT_EQ(names(*by_name), (std::vector<std::string>{"n3"}));
+}
+
+TEST_F(ClientTest, UnsupportedFieldSelectorIsBadRequest) {
+  auto c = client();
+  auto r = c.list("/api/v1/nodes", {.field_selector = "spec.unschedulable=true"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().http_status, 400);
+  EXPECT_NE(r.error().msg.find("field label not supported"), std::string::npos);
+}
+
+TEST_F(ClientTest, InvalidResourceSliceIsUnprocessableWithTheCause) {
+  auto c = client();
+  json attrs = json::object();
+  attrs["a"] = {{"string", std::string(65, 'x')}};
+  json slice = {{"apiVersion", "resource.k8s.io/v1"},
+                {"kind", "ResourceSlice"},
+                {"metadata", {{"name", "s1"}}},
+                {"spec",
+                 {{"driver", "rdma.rdmanet.io"},
+                  {"nodeName", "n1"},
+                  {"pool", {{"name", "n1"}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                  {"devices", {{{"name", "d0"}, {"attributes", attrs}}}}}}};
+  auto r = c.create("/apis/resource.k8s.io/v1/resourceslices", slice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isInvalid(r.error()));
+  EXPECT_NE(r.error().msg.find("spec.devices[0].attributes[a].string: Too long"), std::string::npos)
+      << r.error().msg;
+}
+
+// Each status the callers must tell apart maps to exactly one predicate.
+TEST_F(ClientTest, ErrorStatusesAreDistinguishable) {
+  struct Case {
+    int status;
+    bool (*pred)(const Error&);
+  };
+  const std::vector<Case> cases = {
+      {401, isUnauthorized}, {403, isForbidden},       {404, isNotFound},   {409, isConflict},
+      {422, isInvalid},      {429, isTooManyRequests}, {503, isServerError}};
+  auto c = client(/*attempts=*/1);
+  for (const auto& k : cases) {
+    server_.fail("GET", "/api/v1/nodes", k.status);
+    auto r = c.get("/api/v1/nodes/x");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().http_status, k.status);
+    for (const auto& other : cases) {
+      EXPECT_EQ(other.pred(r.error()), other.status == k.status)
+          << "status " << k.status << " vs predicate for " << other.status;
+    }
+    EXPECT_FALSE(isNoAnswer(r.error()));
+    EXPECT_FALSE(hint(r.error()).empty()) << k.status;
+    EXPECT_NE(r.error().msg.find("injected " + std::to_string(k.status)), std::string::npos)
+        << "the Status message is carried: " << r.error().msg;
+  }
+}
+
+TEST_F(ClientTest, ServerErrorsAreRetriedWithDoublingBackoff) {
+  auto c = client(/*attempts=*/4);
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
+  server_.fail("GET", "/api/v1/nodes/n1", 500, 2);
+  server_.fail("GET", "/api/v1/nodes/n1", 503, 1);
+  auto r = c.get("/api/v1/nodes/n1");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(sleeps_,
+            (std::vector<milliseconds>{milliseconds(200), milliseconds(400), milliseconds(800)}));
+}
+
+TEST_F(ClientTest, RetriesStopAtMaxAttempts) {
+  auto c = client(/*attempts=*/3);
+  server_.fail("GET", "/api/v1/nodes", 500, 10);
+  auto r = c.get("/api/v1/nodes/n1");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isServerError(r.error()));
+  EXPECT_EQ(sleeps_.size(), 2u);
+}
+
+TEST_F(ClientTest, CreateIsNotRetriedAfterAServerError) {
+  auto c = client();
+  server_.fail("POST", "/api/v1/nodes", 500);
+  auto r = c.create("/api/v1/nodes", node("n1"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isServerError(r.error()));
+  EXPECT_TRUE(sleeps_.empty()) << "a create that failed on the server may have happened";
+  EXPECT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
+}
+
+TEST_F(ClientTest, CreateIsRetriedAfterTooManyRequests) {
+  auto c = client();
+  server_.fail("POST", "/api/v1/nodes", 429);
+  auto r = c.create("/api/v1/nodes", node("n1"));
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(sleeps_.size(), 1u);
+}
+
+TEST_F(ClientTest, TimeOutIsNoAnswerAndRetried) {
+  auto c = client(/*attempts=*/2, milliseconds(300));
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
+  server_.hang("GET", "/api/v1/nodes/n1", 5000, 1);
+  auto r = c.get("/api/v1/nodes/n1");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(sleeps_.size(), 1u);
+
+  server_.hang("GET", "/api/v1/nodes/n1", 5000, 2);
+  auto timed_out = c.get("/api/v1/nodes/n1");
+  ASSERT_FALSE(timed_out.ok());
+  EXPECT_TRUE(isNoAnswer(timed_out.error())) << timed_out.error().msg;
+  EXPECT_NE(timed_out.error().msg.find("after 2 attempts"), std::string::npos);
+}
+
+TEST_F(ClientTest, RefusedConnectionIsNoAnswer) {
+  KubeConfig cfg;
+  {
+    FakeApiServer gone;  // a port that was just free, now closed again
+    ASSERT_TRUE(gone.ok());
+    cfg = gone.config();
+  }
+  KubeClient c(cfg, {.retry = {.max_attempts = 3},
+                     .sleep = [this](milliseconds d) { sleeps_.push_back(d); }});
+  auto r = c.get("/api/v1/nodes");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isNoAnswer(r.error()));
+  EXPECT_EQ(r.error().http_status, 0);
+  EXPECT_EQ(hint(r.error()), "the API server did not answer (down, unreachable or slow)");
+  EXPECT_EQ(sleeps_.size(), 2u);
+}
+
+TEST_F(ClientTest, FollowsARotatedTokenFile) {
+  sim::TempDir dir;
+  const auto token = dir.path() / "token";
+  auto write = [&](const std::string& t) {
+    const auto tmp = dir.path() / "token.tmp";
+    std::ofstream(tmp) << t;
+    std::filesystem::rename(tmp, token);  // how kubelet swaps it: atomically
+  };
+  write("first");
+  server_.setTokens({"first"});
+  KubeConfig cfg = server_.config();
+  cfg.token_file = token.string();
+  KubeClient c(cfg, {.retry = {.max_attempts = 1}});
+  ASSERT_TRUE(c.list("/api/v1/nodes").ok());
+
+  server_.setTokens({"second"});
+  write("second");
+  auto r = c.list("/api/v1/nodes");
+  EXPECT_TRUE(r.ok()) << r.error().msg;
+
+  server_.setTokens({"third"});
+  auto denied = c.list("/api/v1/nodes");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_TRUE(isUnauthorized(denied.error()));
+}
+
+TEST_F(ClientTest, SendsAFixedToken) {
+  server_.setTokens({"s3cret"});
+  KubeConfig cfg = server_.config();
+  cfg.token = "s3cret";
+  KubeClient c(cfg, {.retry = {.max_attempts = 1}});
+  EXPECT_TRUE(c.list("/api/v1/nodes").ok());
+  KubeClient anonymous(server_.config(), {.retry = {.max_attempts = 1}});
+  auto r = anonymous.list("/api/v1/nodes");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isUnauthorized(r.error()));
+}
+
+TEST_F(ClientTest, RelativePathIsRefusedWithoutARequest) {
+  auto c = client();
+  auto r = c.get("api/v1/nodes");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInternal);
+  EXPECT_EQ(server_.stats()["requests"].value("GET", 0), 0);
+}
+
+}  // namespace
+}  // namespace rdmanet::kube
