@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
-#include "deviceplugin/dra/grpc_server_util.h"
+#include "deviceplugin/grpc_unix_server.h"
 #include "deviceplugin/logging.h"
 #include "proto/kubelet/dra-health/v1/api.grpc.pb.h"
 #include "proto/kubelet/dra/v1/api.grpc.pb.h"

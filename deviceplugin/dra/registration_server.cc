@@ -4,7 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "deviceplugin/dra/grpc_dra_server.h"
-#include "deviceplugin/dra/grpc_server_util.h"
+#include "deviceplugin/grpc_unix_server.h"
 #include "proto/kubelet/pluginregistration/v1/api.grpc.pb.h"
 
 namespace rdmanet::dp {

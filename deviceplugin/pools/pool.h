@@ -28,7 +28,7 @@ struct CharDevice {
 
 struct PoolDevice {
   std::string id{};
-  PciAddress pci;                  // the function handed out (the PF for shared slots)
+  PciAddress pci{};                // the function handed out (the PF for shared slots)
   std::optional<PciAddress> pf{};  // a VF's PF
   int numa_node = -1;
   std::string netdev{};                    // the function's netdev, "" when it has none

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/kube/config.h"
 #include "deviceplugin/dra/cdi_spec.h"
@@ -250,8 +251,24 @@ class DraBinaryTest : public DraPrepareTest {
 };
 
 TEST_F(DraBinaryTest, KillDashNineBetweenPrepareAndUnprepareLeavesNothingAfterARestart) {
+  api_->createNode(kNode);
   startBinary();
   ASSERT_TRUE(kubelet_->waitRegistrations(1, 30s));
+  // The binary's wiring publishes the node's devices too.
+  kube::KubeClient c(testing::serverConfig(api_->url()));
+  kube::ListOptions lo;
+  lo.field_selector = std::string("spec.nodeName=") + kNode;
+  size_t published = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       published != 20 && std::chrono::steady_clock::now() < deadline;) {
+    auto l = c.list("/apis/resource.k8s.io/v1/resourceslices", lo);
+    published = 0;
+    if (l.ok()) {
+      for (const auto& s : (*l)["items"]) published += s["spec"]["devices"].size();
+    }
+    if (published != 20) std::this_thread::sleep_for(20ms);  // the next poll
+  }
+  EXPECT_EQ(published, 20u);
   const std::string dev = dra::pciDeviceName(node_.vf(3, 2));
   const std::string uid = createClaim("crash", json::array({result("nic", dev)}));
   auto resp = kubelet_->prepare({{"team", uid, "crash"}});

@@ -186,44 +186,37 @@ std::string FakeDraKubelet::lastError() const {
   return last_error_;
 }
 
-template <typename Req>
-static void fillClaims(Req& req, const std::vector<Claim>& claims) {
+// One DRAPlugin call with the claims; nullopt (and lastError()) when the call itself failed.
+template <typename Resp, typename Req, typename Call>
+std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Call call) {
+  auto stub = dra::DRAPlugin::NewStub(dial(endpoint()));
+  Req req;
   for (const Claim& c : claims) {
     dra::Claim* pc = req.add_claims();
     pc->set_namespace_(c.ns);
     pc->set_uid(c.uid);
     pc->set_name(c.name);
   }
+  Resp resp;
+  auto ctx = callContext(10s);
+  if (auto st = ((*stub).*call)(ctx.get(), req, &resp); !st.ok()) {
+    std::lock_guard lk(mu_);
+    last_error_ = st.error_message();
+    return std::nullopt;
+  }
+  return resp;
 }
 
 std::optional<dra::NodePrepareResourcesResponse> FakeDraKubelet::prepare(
     const std::vector<Claim>& claims) {
-  auto stub = dra::DRAPlugin::NewStub(dial(endpoint()));
-  dra::NodePrepareResourcesRequest req;
-  fillClaims(req, claims);
-  dra::NodePrepareResourcesResponse resp;
-  auto ctx = callContext(10s);
-  if (auto st = stub->NodePrepareResources(ctx.get(), req, &resp); !st.ok()) {
-    std::lock_guard lk(mu_);
-    last_error_ = st.error_message();
-    return std::nullopt;
-  }
-  return resp;
+  return callDra<dra::NodePrepareResourcesResponse, dra::NodePrepareResourcesRequest>(
+      claims, &dra::DRAPlugin::Stub::NodePrepareResources);
 }
 
 std::optional<dra::NodeUnprepareResourcesResponse> FakeDraKubelet::unprepare(
     const std::vector<Claim>& claims) {
-  auto stub = dra::DRAPlugin::NewStub(dial(endpoint()));
-  dra::NodeUnprepareResourcesRequest req;
-  fillClaims(req, claims);
-  dra::NodeUnprepareResourcesResponse resp;
-  auto ctx = callContext(10s);
-  if (auto st = stub->NodeUnprepareResources(ctx.get(), req, &resp); !st.ok()) {
-    std::lock_guard lk(mu_);
-    last_error_ = st.error_message();
-    return std::nullopt;
-  }
-  return resp;
+  return callDra<dra::NodeUnprepareResourcesResponse, dra::NodeUnprepareResourcesRequest>(
+      claims, &dra::DRAPlugin::Stub::NodeUnprepareResources);
 }
 
 void FakeDraKubelet::watchHealth() {

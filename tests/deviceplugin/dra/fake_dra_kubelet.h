@@ -76,6 +76,8 @@ class FakeDraKubelet {
   int healthUpdates() const;
 
  private:
+  template <typename Resp, typename Req, typename Call>
+  std::optional<Resp> callDra(const std::vector<Claim>& claims, Call call);
   void watchLoop();
   void registerSocket(const std::filesystem::path& socket);
 

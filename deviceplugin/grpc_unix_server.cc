@@ -1,4 +1,4 @@
-#include "deviceplugin/dra/grpc_server_util.h"
+#include "deviceplugin/grpc_unix_server.h"
 
 #include <fmt/format.h>
 
@@ -18,7 +18,6 @@ Result<std::unique_ptr<grpc::Server>> startUnixServer(
                                  socket.string(), socket.string().size()));
   }
   std::error_code ec;
-  fs::create_directories(socket.parent_path(), ec);
   fs::remove(socket, ec);  // a stale socket from a previous run would make bind fail
   grpc::ServerBuilder b;
   b.AddListeningPort("unix:" + socket.string(), grpc::InsecureServerCredentials());

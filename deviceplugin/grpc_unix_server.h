@@ -1,7 +1,9 @@
 #pragma once
-// Serving gRPC services on a unix socket in the kubelet dir, as both DRA servers do: the socket
-// path length checked (gRPC only logs it), a stale file replaced, the socket 0600 (only kubelet,
-// as root, talks to it), few pollers (a handful of calls per pod start).
+// Serving gRPC services on a unix socket in the kubelet dir, as every kubelet-facing server here
+// does (the device-plugin endpoints, the DRA registration and plugin sockets): the socket path
+// length checked (gRPC only logs it), a stale file replaced, the socket 0600 (only kubelet, as
+// root, talks to it), few pollers (a handful of calls per pod start). The directory must exist:
+// callers decide whether a vanished kubelet directory is waited for.
 
 #include <grpcpp/grpcpp.h>
 
