@@ -28,6 +28,7 @@ want_test=(
   busybox-static rdma-core ibverbs-utils ibverbs-providers xz-utils
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq openssl
+  shellcheck clang-tidy
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

@@ -12,7 +12,12 @@ void MovedAttributes::observe(const NodeInventory& inv) {
       continue;
     }
     auto it = seen_.find(a);
-    if (it == seen_.end() || fn.pci.driver.empty() || it->second.driver != fn.pci.driver) continue;
+    // Unbound (no driver at all) is a fault, not a choice: the function keeps its place and the
+    // health model marks it Unhealthy. A different driver (vfio-pci) is a deliberate rebind: it
+    // is forgotten, so a pool of that kind can take it.
+    if (it == seen_.end() || (!fn.pci.driver.empty() && it->second.driver != fn.pci.driver)) {
+      continue;
+    }
     seen[a] = it->second;
     NicFunction view = fn;
     view.netdevs = it->second.netdevs;

@@ -9,11 +9,13 @@
 // is in use, and kubelet would see its capacity shrink under a running pod.
 //
 // MovedAttributes remembers each function's netdevs and RDMA devices while they are visible.
-// While a function shows no netdev but is still bound to the same driver, selectors see it with
-// what it had. Only selection uses this view: pool devices are still built from what sysfs
-// shows (no netdev: health is judged by the PF and nothing stale is handed out). A function
+// While a function shows no netdev but is still bound to the same driver (or to none), selectors
+// see it with what it had. Only selection uses this view: pool devices are still built from what
+// sysfs shows (no netdev: health is judged by the PF and nothing stale is handed out). A function
 // whose netdev is back in the host is seen as it is: an rxe that died with the move stays gone.
-// A function that disappears or changes driver (vfio-pci) is forgotten.
+// A function that loses its driver (unbound) keeps its place too, so it stays in its pool as
+// Unhealthy (health.h) rather than shrinking kubelet's capacity; one that disappears or is
+// rebound to another driver (vfio-pci) is forgotten.
 
 #include <map>
 #include <string>

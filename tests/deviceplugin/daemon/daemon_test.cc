@@ -78,7 +78,7 @@ class DaemonTest : public ::testing::Test {
   }
 
   TestNode node_;
-  testing::FakeClock clock_;
+  rdmanet::testing::FakeClock clock_;
   Metrics metrics_;
   std::filesystem::path kubelet_dir_;
   std::ostringstream json_, human_;

@@ -46,8 +46,10 @@ class DpDoctorIntegrationTest : public ::testing::Test {
     }
     if (!HasFailure()) fs::remove_all(work_);
   }
-  // Starts the plugin on `node` with /metrics on a free port; returns that port.
+  // Starts the stand-in kubelet, then the plugin on `node` with /metrics on a free port;
+  // returns that port. (The periodic doctor waits for every pool to register.)
   int startPlugin(const DoctorNode& node, const std::string& interval) {
+    kubelet_ = std::make_unique<FakeKubeletProc>(work_ / "kubelet", work_);
     plugin_ = std::make_unique<PluginProc>(
         std::vector<std::string>{"--kubelet-dir", (work_ / "kubelet").string(), "--sysfs-root",
                                  node.root().string(), "--devinfo-dir",
@@ -70,6 +72,7 @@ class DpDoctorIntegrationTest : public ::testing::Test {
   }
 
   fs::path work_;
+  std::unique_ptr<FakeKubeletProc> kubelet_;
   std::unique_ptr<PluginProc> plugin_;
 };
 
@@ -92,6 +95,24 @@ TEST_F(DpDoctorIntegrationTest, MetricsShowADownPortAsFailAndItsRecovery) {
   EXPECT_THAT(body, HasSubstr(up)) << plugin_->log();
   EXPECT_THAT(body, HasSubstr("rdmanet_doctor_counter_delta{port=\"mlx5_0/1\""));
   EXPECT_TRUE(plugin_->logContains("node doctor: FAIL")) << plugin_->log();
+}
+
+// The periodic doctor stays off the start-up path: its first run starts only after every pool
+// registered with kubelet, never competing with discovery and registration.
+TEST_F(DpDoctorIntegrationTest, TheDoctorFirstRunsAfterEveryPoolIsRegistered) {
+  DoctorNode node;
+  const int port = startPlugin(node, "200ms");
+  ASSERT_GT(port, 0) << plugin_->log();
+  ASSERT_TRUE(plugin_->logContains("node doctor:", 10s)) << plugin_->log();
+  const std::string log = plugin_->log();
+  const size_t doctor = log.find("node doctor:");
+  size_t last_registered = 0;
+  for (size_t at = log.find("registered with kubelet"); at != std::string::npos;
+       at = log.find("registered with kubelet", at + 1)) {
+    last_registered = at;
+  }
+  ASSERT_GT(last_registered, 0u) << log;
+  EXPECT_GT(doctor, last_registered) << log;
 }
 
 TEST_F(DpDoctorIntegrationTest, IntervalZeroDisablesTheDoctor) {

@@ -91,22 +91,39 @@ class DpLinkIntegrationTest : public ::testing::Test {
   std::vector<std::string> extra_links_;
 };
 
-TEST_F(DpLinkIntegrationTest, VfLinkDownAndUpSeenInTheStreamWithinOneSecond) {
+// A PF's link is what a VF's traffic needs: its VFs turn Unhealthy within a second of it going
+// down and back within a second of it coming up; Allocate of one of them meanwhile is refused.
+TEST_F(DpLinkIntegrationTest, PfLinkDownAndUpSeenInTheStreamWithinOneSecond) {
   std::string id = idOf("ens1f0v1");
-  double down_ms = flip("ens1f0v1", false, id);
+  double down_ms = flip("ens1f0", false, id);
   EXPECT_LT(down_ms, 1000);
-  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 15 16"));
-  double up_ms = flip("ens1f0v1", true, id);
-  EXPECT_LT(up_ms, 1000);
-  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 16 16"));
-  RecordProperty("link_down_ms", std::to_string(down_ms));
-  RecordProperty("link_up_ms", std::to_string(up_ms));
-  // Allocating the VF while it is down is refused with UNAVAILABLE.
-  flip("ens1f0v1", false, id);
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 12 16"));
   EXPECT_FALSE(kubelet_->command("allocate rdma/vf " + id));
   auto ev = kubelet_->waitEvent(isEvent("allocate", "rdma/vf"), 1s);
   ASSERT_TRUE(ev);
   EXPECT_EQ((*ev)["error"]["code"], "UNAVAILABLE");
+  double up_ms = flip("ens1f0", true, id);
+  EXPECT_LT(up_ms, 1000);
+  EXPECT_TRUE(kubelet_->command("wait-healthy rdma/vf 16 16"));
+  RecordProperty("link_down_ms", std::to_string(down_ms));
+  RecordProperty("link_up_ms", std::to_string(up_ms));
+}
+
+// A free VF being down is its normal state (nothing brings it up before a pod does): it stays
+// Healthy and allocatable. The plugin handles link events in kernel order, so the device list
+// it sends for a later PF going down already reflects the VF going down before it.
+TEST_F(DpLinkIntegrationTest, AVfGoingDownStaysHealthyAndAllocatable) {
+  std::string vf = idOf("ens1f0v1");
+  auto r = simnode({"link", prefix_ + "ens1f0v1", "down"});
+  ASSERT_EQ(r.rc, 0) << r.out;
+  flip("ens2f1", false, idOf("ens2f1v0"));  // a later event on another PF
+  Json last;
+  for (const Json& e : kubelet_->events()) {
+    if (isEvent("devices", "rdma/vf")(e)) last = e;
+  }
+  EXPECT_EQ(healthyOf(last, vf), 1) << last;
+  EXPECT_EQ(last["healthy"], 12) << last;  // only ens2f1's four
+  EXPECT_TRUE(kubelet_->command("allocate rdma/vf " + vf)) << plugin_->log();
 }
 
 TEST_F(DpLinkIntegrationTest, PfLinkDownTakesItsVfsDown) {

@@ -127,17 +127,21 @@ TEST_F(HealthTest, VfLinkForcedOffOnThePfMakesOnlyThatVfUnhealthy) {
 }
 
 TEST_F(HealthTest, VfWithoutDriverOrOnVfioIsUnhealthy) {
+  // Selected by vendor (not by netdev or RDMA device), so both stay in the pool.
+  PluginConfig cfg = defaultConfig();
+  cfg.pools[0].selectors = {Selector{.vendors = {"15b3"}}};
   node_.tree().bindDriver(node_.vf(0, 1), "");
   node_.tree().bindDriver(node_.vf(0, 3), "vfio-pci");
   node_.rescan();
-  Pool p = vfPool();
+  Pool p = buildPools(cfg, node_.inventory())[0];
   applyHealth(p, seeded());
   ASSERT_NE(p.find(vf(0, 1)), nullptr);
+  ASSERT_NE(p.find(vf(0, 3)), nullptr);
+  EXPECT_EQ(faultOf(*p.find(vf(0, 1)), false, seeded()), "no driver bound");
+  EXPECT_EQ(faultOf(*p.find(vf(0, 3)), false, seeded()), "bound to vfio-pci (no netdev)");
   EXPECT_FALSE(p.find(vf(0, 1))->healthy);
   EXPECT_FALSE(p.find(vf(0, 3))->healthy);
   EXPECT_EQ(p.healthyCount(), 14u);
-  auto again = faultOf(*p.find(vf(0, 3)), false, seeded());
-  EXPECT_EQ(again, "bound to vfio-pci (no netdev)");
 }
 
 TEST_F(HealthTest, VfInAPodIsJudgedByItsPfAndItsLinkStateOnThePf) {
@@ -168,15 +172,19 @@ TEST_F(HealthTest, SharedPfMustBeUpWithAnActivePort) {
   ASSERT_EQ(changes.size(), static_cast<size_t>(kDefaultSharedSlots));
   EXPECT_EQ(changes[0].reason, "ens1f0 is down");
   in.links.set("ens1f0", kUp);
+  EXPECT_EQ(applyHealth(p, in).size(), static_cast<size_t>(kDefaultSharedSlots));  // recovered
   in.rdma_ports[rdmaOf("ens1f0")] = {1};
   changes = applyHealth(p, in);
-  ASSERT_FALSE(changes.empty());
+  ASSERT_EQ(changes.size(), static_cast<size_t>(kDefaultSharedSlots));
   EXPECT_EQ(changes[0].reason, rdmaOf("ens1f0") + " port 1 is DOWN");
 }
 
 // A PF without VFs handed to a pod whole (host-device): free means down, like a free VF.
 TEST(WholeFunctionHealth, DownIsFreeButUpWithoutCarrierOrPortIsAFault) {
-  PoolDevice d{.id = "0000:05:00.0", .netdev = "ens5", .rdma_device = "mlx5_9"};
+  PoolDevice d;
+  d.id = "0000:05:00.0";
+  d.netdev = "ens5";
+  d.rdma_device = "mlx5_9";
   d.driver = "mlx5_core";
   HealthInputs in;
   in.links.set("ens5", kDown);

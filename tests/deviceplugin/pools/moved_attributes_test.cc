@@ -148,6 +148,20 @@ TEST(MovedAttributesTest, ADriverChangeOrAVanishedFunctionIsForgotten) {
   EXPECT_EQ(moved.movedCount(), 0u);
 }
 
+// An unbound VF (driver crash, manual unbind) is a fault: it stays in its pool, where the
+// health model marks it Unhealthy, instead of vanishing from kubelet's capacity.
+TEST(MovedAttributesTest, AnUnboundFunctionKeepsItsPlace) {
+  NodeInventory inv = node();
+  MovedAttributes moved;
+  moved.observe(inv);
+  moveIntoPod(inv);
+  inv.nics[1].pci.driver = "";
+  moved.observe(inv);
+  EXPECT_EQ(moved.movedCount(), 1u);
+  EXPECT_EQ(ids(R"([{"isRdma": true}])", inv, &moved),
+            (std::set<std::string>{"0000:81:00.3", inv.nics[1].pci.address.str()}));
+}
+
 TEST(MovedAttributesTest, ANeverSeenFunctionWithoutNetdevIsNotInvented) {
   NodeInventory inv = node();
   moveIntoPod(inv);  // the plugin started while the VF was already in a pod
