@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "common/net/libnl_netlink.h"
 #include "deviceplugin/daemon/daemon.h"
 #include "deviceplugin/daemon/doctor_runner.h"
+#include "deviceplugin/daemon/dra_wiring.h"
 #include "deviceplugin/daemon/flags.h"
 #include "deviceplugin/daemon/http_server.h"
 #include "deviceplugin/daemon/probes.h"
@@ -112,13 +114,25 @@ int runDevicePlugin(int argc, const char* const* argv) {
   SteadyClock clock;
   auto endpoints = makeGrpcEndpointFactory();
   auto registrar = makeGrpcRegistrar(std::chrono::seconds(3));
-  DevicePluginFront front(
+  DevicePluginFront dp_front(
       {.kubelet_dir = flags->kubelet_dir,
        .pool = {.devinfo_dir = flags->devinfo_dir, .cdi_dir = flags->cdi_dir, .cdi = flags->cdi}},
       {.clock = &clock,
        .endpoints = endpoints.get(),
        .registrar = registrar.get(),
        .metrics = &metrics});
+  // One front per node (KEP-5004): the device plugin, or DRA.
+  Front* front = &dp_front;
+  DraWiring dra;
+  if (flags->api == "dra") {
+    auto w = makeDraWiring(*flags, std::getenv("NODE_NAME"), clock);
+    if (!w.ok()) {
+      log->error("{}", w.error().msg);
+      return 1;
+    }
+    dra = std::move(w).value();
+    front = dra.front.get();
+  }
   std::unique_ptr<LinkSource> links;
   if (auto l = openNetlinkLinkSource(); l.ok()) {
     links = std::move(l).value();
@@ -126,14 +140,13 @@ int runDevicePlugin(int argc, const char* const* argv) {
     logger(Component::kHealth)
         ->warn("no netlink link monitor ({}); health from sysfs only", l.error().msg);
   }
-  Daemon daemon(
-      {.sysfs_root = flags->sysfs_root,
-       .config_path = flags->config,
-       .resync = std::chrono::seconds(flags->resync_seconds)},
-      std::move(config),
-      {.clock = &clock, .front = &front, .links = std::move(links), .on_ready = [&doctor] {
-         if (doctor) doctor->release();
-       }});
+  Daemon daemon({.sysfs_root = flags->sysfs_root,
+                 .config_path = flags->config,
+                 .resync = std::chrono::seconds(flags->resync_seconds)},
+                std::move(config),
+                {.clock = &clock, .front = front, .links = std::move(links), .on_ready = [&doctor] {
+                   if (doctor) doctor->release();
+                 }});
   std::unique_ptr<HttpServer> http;
   if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
     auto srv = HttpServer::start(flags->metrics_addr, [&](const std::string& path) {

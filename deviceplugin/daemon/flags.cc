@@ -96,7 +96,7 @@ void defineFlags(CLI::App& app, Flags& f) {
       "device-info-spec files for Multus\n(default /var/run/k8s.cni.cncf.io/devinfo/dp)");
   pathOption(
       app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
-      "where CDI specs are written with --cdi (default /var/run/cdi)");
+      "where CDI specs are written, with --cdi or --api dra (default /var/run/cdi)");
   app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
   app.add_option("--metrics-addr", f.metrics_addr,
                  "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
@@ -122,6 +122,24 @@ void defineFlags(CLI::App& app, Flags& f) {
       app, "--install-cni", [&f](const std::string& v) { f.install_cni = v; },
       "copy the `rdmanet` CNI binary installed next to this one into DIR\n"
       "atomically (temp file, fsync, rename) and exit: the chart's init container");
+  app.add_option("--api", f.api,
+                 "the kubelet API to serve: deviceplugin (v1beta1, default) or dra\n"
+                 "(Dynamic Resource Allocation, resource.k8s.io/v1, Kubernetes >= 1.34)")
+      ->type_name("API")
+      ->check(CLI::IsMember({"deviceplugin", "dra"}));
+  app.add_option("--driver-name", f.driver_name, "DRA driver name (default rdma.rdmanet.io)")
+      ->type_name("NAME")
+      ->check(cli::nonEmpty());
+  app.add_option("--node-name", f.node_name,
+                 "this node, the DRA pool name (default: $NODE_NAME; --api dra needs one)")
+      ->type_name("NAME")
+      ->check(cli::nonEmpty());
+  pathOption(
+      app, "--kubeconfig", [&f](const std::string& v) { f.kubeconfig = v; },
+      "API server access for --api dra (default: the pod's service account)", "FILE");
+  app.add_flag("--dra-allow-multiple-allocations", f.dra_allow_multiple_allocations,
+               "publish shared pools' PFs with allowMultipleAllocations (KEP-5075;\n"
+               "needs the DRAConsumableCapacity feature gate on the cluster)");
 }
 
 void makeApp(CLI::App& app, Flags& f) {

@@ -29,6 +29,13 @@ struct Flags {
   std::chrono::milliseconds doctor_interval{std::chrono::seconds(60)};
   bool help = false;     // --help: print usage() and exit 0
   bool version = false;  // --version: print cli::version() and exit 0
+  // Which kubelet API the daemon serves (issue 12): "deviceplugin" (v1beta1) or "dra".
+  std::string api = "deviceplugin";
+  // DRA only.
+  std::string driver_name = "rdma.rdmanet.io";
+  std::string node_name{};             // empty: $NODE_NAME (the daemon fails without either)
+  std::filesystem::path kubeconfig{};  // empty: in-cluster service account
+  bool dra_allow_multiple_allocations = false;  // shared pools' PFs: KEP-5075
 };
 
 // Error 7 naming the flag for an unknown flag, a missing value or a bad value.

@@ -118,6 +118,7 @@ std::vector<HealthChange> applyHealth(Pool& pool, const HealthInputs& in) {
     bool h = !fault;
     if (h != d.healthy) changes.push_back({d.id, h, fault.value_or("")});
     d.healthy = h;
+    d.fault = fault.value_or("");
   }
   return changes;
 }

@@ -28,7 +28,7 @@ struct CharDevice {
 
 struct PoolDevice {
   std::string id{};
-  PciAddress pci;                  // the function handed out (the PF for shared slots)
+  PciAddress pci{};                // the function handed out (the PF for shared slots)
   std::optional<PciAddress> pf{};  // a VF's PF
   int numa_node = -1;
   std::string netdev{};                    // the function's netdev, "" when it has none
@@ -40,6 +40,7 @@ struct PoolDevice {
   std::string pf_rdma_device{};            // a VF's PF's RDMA device, "" when none
   std::optional<Distance> gpu_distance{};  // to the nearest GPU
   bool healthy = true;
+  std::string fault{};  // why it is Unhealthy (health.h faultOf), "" while Healthy
 
   // The PF this device belongs to (its own address for a PF or a shared slot): what pack and
   // spread group by.

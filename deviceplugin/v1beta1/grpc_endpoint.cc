@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "deviceplugin/grpc_unix_server.h"
 #include "deviceplugin/logging.h"
 #include "deviceplugin/v1beta1/endpoint.h"
 #include "proto/api.grpc.pb.h"
@@ -158,26 +159,7 @@ class GrpcEndpoint final : public Endpoint {
   ~GrpcEndpoint() override { stop(); }
 
   Status start() {
-    // sun_path holds 107 bytes plus NUL; gRPC only logs the reason, so say it here.
-    if (socket_.string().size() > 107) {
-      return makeError(ErrorCode::kIoFailure,
-                       fmt::format("socket path {} is {} bytes, longer than the 107 unix "
-                                   "sockets allow",
-                                   socket_.string(), socket_.string().size()));
-    }
-    std::error_code ec;
-    fs::remove(socket_, ec);  // a stale socket from a previous run would make bind fail
-    grpc::ServerBuilder b;
-    b.AddListeningPort("unix:" + socket_.string(), grpc::InsecureServerCredentials());
-    b.RegisterService(&service_);
-    // One completion queue and few pollers: a pool sees a handful of calls per pod start.
-    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
-    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
-    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
-    server_ = b.BuildAndStart();
-    if (!server_) {
-      return makeError(ErrorCode::kIoFailure, fmt::format("cannot serve on {}", socket_.string()));
-    }
+    RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket_, {&service_}));
     return okStatus();
   }
 
@@ -185,11 +167,7 @@ class GrpcEndpoint final : public Endpoint {
     if (!server_) return;
     stopping_ = true;
     pool_->kick();
-    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
-    server_->Wait();
-    server_.reset();
-    std::error_code ec;
-    fs::remove(socket_, ec);
+    stopUnixServer(server_, socket_);
   }
 
  private:

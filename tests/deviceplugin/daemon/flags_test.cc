@@ -144,6 +144,31 @@ TEST(FlagsTest, InstallCniTakesADirectory) {
   EXPECT_THAT(f.error().msg, HasSubstr("--install-cni: needs a value"));
 }
 
+TEST(FlagsTest, DraFlagsAndTheirDefaults) {
+  auto f = parse({});
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->api, "deviceplugin");
+  EXPECT_EQ(f->driver_name, "rdma.rdmanet.io");
+  EXPECT_EQ(f->node_name, "");
+  EXPECT_EQ(f->kubeconfig, "");
+  EXPECT_FALSE(f->dra_allow_multiple_allocations);
+  f = parse({"--api=dra", "--driver-name", "nic.example.com", "--node-name=n1", "--kubeconfig",
+             "/k.yaml", "--dra-allow-multiple-allocations"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_EQ(f->api, "dra");
+  EXPECT_EQ(f->driver_name, "nic.example.com");
+  EXPECT_EQ(f->node_name, "n1");
+  EXPECT_EQ(f->kubeconfig, "/k.yaml");
+  EXPECT_TRUE(f->dra_allow_multiple_allocations);
+  f = parse({"--api", "both"});
+  ASSERT_FALSE(f.ok());
+  EXPECT_THAT(f.error().msg, HasSubstr("--api: \"both\" is not deviceplugin or dra"));
+  for (const char* flag : {"--api", "--driver-name", "--node-name", "--kubeconfig",
+                           "--dra-allow-multiple-allocations"}) {
+    EXPECT_THAT(usage(), HasSubstr(flag));
+  }
+}
+
 TEST(MetricsTest, ReadyOnlyWhenEveryPoolIsRegistered) {
   Metrics m;
   EXPECT_FALSE(m.ready());

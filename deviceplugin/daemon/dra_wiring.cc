@@ -1,0 +1,43 @@
+#include "deviceplugin/daemon/dra_wiring.h"
+
+#include <fmt/format.h>
+
+namespace rdmanet::dp {
+
+Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock) {
+  std::string node = flags.node_name;
+  if (node.empty() && env_node_name) node = env_node_name;
+  if (node.empty()) {
+    return makeError(ErrorCode::kInvalidEnv,
+                     "--api dra needs this node's name: pass --node-name or set NODE_NAME (the "
+                     "chart sets it from the downward API, spec.nodeName)");
+  }
+  Result<kube::KubeConfig> cfg = flags.kubeconfig.empty()
+                                     ? kube::inClusterConfig(kube::inClusterEnvFromProcess())
+                                     : kube::loadKubeconfig(flags.kubeconfig);
+  if (!cfg.ok()) {
+    return makeError(cfg.error().code,
+                     fmt::format("API server access ({}): {}",
+                                 flags.kubeconfig.empty() ? "in-cluster; --kubeconfig FILE to "
+                                                            "run outside a pod"
+                                                          : "--kubeconfig",
+                                 cfg.error().msg));
+  }
+  DraWiring w;
+  w.client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
+  w.claims = std::make_unique<KubeClaimReader>(*w.client);
+  dra::PublisherOptions po;
+  po.driver = flags.driver_name;
+  po.node_name = node;
+  w.slices = std::make_unique<SliceWorker>(*w.client, std::move(po), flags.sysfs_root);
+  w.front = std::make_unique<DraFront>(
+      DraFrontOptions{.kubelet_dir = flags.kubelet_dir,
+                      .driver = flags.driver_name,
+                      .node = node,
+                      .cdi_dir = flags.cdi_dir,
+                      .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
+      DraFrontDeps{.clock = &clock, .claims = w.claims.get(), .publisher = w.slices.get()});
+  return w;
+}
+
+}  // namespace rdmanet::dp

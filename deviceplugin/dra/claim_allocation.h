@@ -1,0 +1,30 @@
+#pragma once
+// Which devices of a ResourceClaim are ours to prepare: status.allocation.devices.results[]
+// entries whose `driver` is this driver and whose `pool` is this node's (rdmanet publishes one
+// pool per node, named after the node). Plain JSON reading, no I/O.
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "common/base/result.h"
+#include "deviceplugin/dra/claim_reader.h"
+
+namespace rdmanet::dp {
+
+struct AllocatedDevice {
+  std::string request{};  // the result's `request` ("nic", or "nic/alt" for a subrequest)
+  std::string device{};   // the DRA device name in our pool
+};
+
+// Errors (7) when the claim's UID is not ref.uid, the claim is not allocated, or no result names
+// this driver on this node. A result with a malformed device name is an error too: it could only
+// come from a broken or hostile writer.
+Result<std::vector<AllocatedDevice>> ourAllocation(const nlohmann::json& claim, const ClaimRef& ref,
+                                                   const std::string& driver,
+                                                   const std::string& node);
+
+// The claim UIDs we accept from kubelet ([A-Za-z0-9-], 1-63 bytes): they go into file names.
+bool isValidClaimUid(std::string_view uid);
+
+}  // namespace rdmanet::dp

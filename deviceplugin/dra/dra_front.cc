@@ -1,0 +1,276 @@
+#include "deviceplugin/dra/dra_front.h"
+
+#include <fmt/format.h>
+#include <sys/inotify.h>
+
+#include <algorithm>
+
+#include "common/kube/names.h"
+#include "deviceplugin/logging.h"
+
+namespace rdmanet::dp {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uint32_t kDirMask =
+    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
+constexpr auto kRewatch = 500ms;
+constexpr auto kRefusedRetry = 1000ms;
+
+// Whether two builds of the pools would prepare and report the same.
+bool samePools(const std::vector<Pool>& a, const std::vector<Pool>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const Pool& x, const Pool& y) {
+    return x.config.sameAs(y.config) && x.devices == y.devices;
+  });
+}
+
+}  // namespace
+
+DraFront::DraFront(DraFrontOptions opts, DraFrontDeps deps)
+    : opts_(std::move(opts)),
+      deps_(deps),
+      preparer_({.driver = opts_.driver,
+                 .node = opts_.node,
+                 .cdi_dir = opts_.cdi_dir,
+                 .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json"},
+                *deps.claims, state_) {}
+
+DraFront::~DraFront() { stop(); }
+
+fs::path DraFront::pluginDir() const { return opts_.kubelet_dir / "plugins" / opts_.driver; }
+fs::path DraFront::registrySocket() const { return registryDir() / (opts_.driver + "-reg.sock"); }
+fs::path DraFront::draSocket() const { return pluginDir() / "dra.sock"; }
+
+Status DraFront::start() {
+  if (!kube::isDnsSubdomain(opts_.driver)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("driver name \"{}\" is not a DNS subdomain", opts_.driver));
+  }
+  if (!kube::isDnsSubdomain(opts_.node)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("node name \"{}\" is not a DNS subdomain", opts_.node));
+  }
+  if (auto st = preparer_.start(); !st.ok()) {
+    return makeError(ErrorCode::kIoFailure,
+                     fmt::format("prepared-claims checkpoint: {}", st.error().msg));
+  }
+  RDMANET_ASSIGN_OR_RETURN(Inotify in, Inotify::open());
+  inotify_.emplace(std::move(in));
+  RDMANET_ASSIGN_OR_RETURN(Wakeup w, Wakeup::open());
+  notified_.emplace(std::move(w));
+  std::error_code ec;
+  // Kubelet creates both; be there first if need be. Only root (kubelet) needs our dir.
+  fs::create_directories(registryDir(), ec);
+  fs::create_directories(pluginDir(), ec);
+  fs::permissions(pluginDir(), fs::perms::owner_all, ec);
+  watchDirs();
+  logger(Component::kKubelet)
+      ->info("DRA driver {} on node {}: {} prepared claim(s) in the checkpoint", opts_.driver,
+             opts_.node, preparer_.preparedCount());
+  serveDra();
+  if (!dra_)
+    return makeError(ErrorCode::kIoFailure, fmt::format("cannot serve {}", draSocket().string()));
+  // The registration socket follows the first apply(): kubelet learns of the driver once it
+  // has devices to prepare.
+  return okStatus();
+}
+
+void DraFront::stop() {
+  if (registration_) registration_->stop();
+  registration_.reset();
+  state_.stop();
+  if (dra_) dra_->stop();
+  dra_.reset();
+  registered_ = false;
+}
+
+void DraFront::watchDirs() {
+  auto r = inotify_->watch(registryDir(), kDirMask);
+  auto p = inotify_->watch(pluginDir(), kDirMask);
+  registry_wd_ = r.ok() ? *r : -1;
+  plugin_wd_ = p.ok() ? *p : -1;
+  if (registry_wd_ < 0 || plugin_wd_ < 0) {
+    rewatch_at_ = deps_.clock->now() + kRewatch;
+  } else {
+    rewatch_at_.reset();
+    waiting_logged_ = false;
+  }
+}
+
+void DraFront::serveRegistration() {
+  auto log = logger(Component::kKubelet);
+  if (registration_) registration_->stop();
+  registration_.reset();
+  registered_ = false;
+  auto s = dp::serveRegistration(registrySocket(),
+                                 {.name = opts_.driver, .endpoint = draSocket().string()},
+                                 [this](bool registered, const std::string& error) {
+                                   {
+                                     std::lock_guard lk(mu_);
+                                     notifications_.push_back({registered, error});
+                                   }
+                                   notified_->notify();
+                                 });
+  if (!s.ok()) {
+    log->error("{}; retrying", s.error().msg);
+    reserve_at_ = deps_.clock->now() + kRefusedRetry;
+    return;
+  }
+  registration_ = std::move(s).value();
+  log->info("serving registration on {}", registrySocket().string());
+}
+
+void DraFront::serveDra() {
+  if (dra_) dra_->stop();
+  dra_.reset();
+  auto s = dp::serveDra(draSocket(), {.node = opts_.node, .health_resend = opts_.health_resend},
+                        preparer_, state_);
+  if (!s.ok()) {
+    logger(Component::kServer)->error("{}; retrying", s.error().msg);
+    reserve_at_ = deps_.clock->now() + kRefusedRetry;
+    return;
+  }
+  dra_ = std::move(s).value();
+  logger(Component::kServer)->info("serving DRAPlugin and health on {}", draSocket().string());
+}
+
+std::vector<int> DraFront::fds() const {
+  std::vector<int> out;
+  if (inotify_) out.push_back(inotify_->fd());
+  if (notified_) out.push_back(notified_->fd());
+  return out;
+}
+
+void DraFront::onReadable(int fd) {
+  if (inotify_ && fd == inotify_->fd()) {
+    onDirEvents(inotify_->drain());
+  } else if (notified_ && fd == notified_->fd()) {
+    notified_->clear();
+    onNotifications();
+  }
+}
+
+void DraFront::onDirEvents(const std::vector<Inotify::Event>& evs) {
+  auto log = logger(Component::kKubelet);
+  bool reserve_reg = false, reserve_dra = false;
+  for (const auto& e : evs) {
+    const bool registry = e.wd == registry_wd_ && registry_wd_ >= 0;
+    const bool plugin = e.wd == plugin_wd_ && plugin_wd_ >= 0;
+    if (!registry && !plugin) continue;
+    if (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
+      log->warn("{} vanished (kubelet restart?); waiting for it to come back",
+                (registry ? registryDir() : pluginDir()).string());
+      // Both watches are set up again together once both directories are there.
+      if (registry_wd_ >= 0) inotify_->unwatch(registry_wd_);
+      if (plugin_wd_ >= 0) inotify_->unwatch(plugin_wd_);
+      registry_wd_ = plugin_wd_ = -1;
+      registered_ = false;
+      rewatch_at_ = deps_.clock->now() + kRewatch;
+      return;
+    }
+    if (e.mask & (IN_CREATE | IN_MOVED_TO)) continue;
+    std::error_code ec;
+    if (registry && applied_ && e.name == registrySocket().filename() &&
+        !fs::exists(registrySocket(), ec)) {
+      reserve_reg = true;
+    }
+    if (plugin && e.name == draSocket().filename() && !fs::exists(draSocket(), ec)) {
+      reserve_dra = true;
+    }
+  }
+  if (reserve_dra) {
+    log->info("{} was removed: serving it again", draSocket().string());
+    serveDra();
+  }
+  if (reserve_reg) {
+    log->info("{} was removed: serving it again", registrySocket().string());
+    serveRegistration();
+  }
+}
+
+void DraFront::onNotifications() {
+  auto log = logger(Component::kKubelet);
+  std::deque<Notification> ns;
+  {
+    std::lock_guard lk(mu_);
+    ns.swap(notifications_);
+  }
+  for (const Notification& n : ns) {
+    if (n.registered) {
+      if (!registered_) log->info("registered with kubelet as DRA driver {}", opts_.driver);
+      registered_ = true;
+      reserve_at_.reset();
+    } else {
+      // Kubelet's watcher retries a socket only when it appears again.
+      log->error(
+          "kubelet refused DRA driver {}: {}; serving the registration socket again in {} "
+          "ms",
+          opts_.driver, n.error.empty() ? "no reason given" : n.error, kRefusedRetry.count());
+      registered_ = false;
+      reserve_at_ = deps_.clock->now() + kRefusedRetry;
+    }
+  }
+}
+
+std::optional<Clock::time_point> DraFront::nextDeadline() const {
+  if (rewatch_at_ && reserve_at_) return std::min(*rewatch_at_, *reserve_at_);
+  return rewatch_at_ ? rewatch_at_ : reserve_at_;
+}
+
+void DraFront::runTimers(Clock::time_point now) {
+  auto log = logger(Component::kKubelet);
+  if (rewatch_at_ && *rewatch_at_ <= now) {
+    rewatch_at_.reset();
+    std::error_code ec;
+    if (fs::is_directory(registryDir(), ec) && fs::is_directory(pluginDir(), ec)) {
+      watchDirs();
+      if (registry_wd_ >= 0) {
+        log->info("{} is back: serving the sockets again", registryDir().string());
+        serveDra();
+        if (applied_) serveRegistration();
+      }
+    } else {
+      if (!waiting_logged_) {
+        log->info("{} still absent; checking again every {} ms", registryDir().string(),
+                  kRewatch.count());
+        waiting_logged_ = true;
+      }
+      // The plugin dir is ours: when only the registry came back, make ours again.
+      if (fs::is_directory(registryDir(), ec)) fs::create_directories(pluginDir(), ec);
+      rewatch_at_ = now + kRewatch;
+    }
+  }
+  if (reserve_at_ && *reserve_at_ <= now) {
+    reserve_at_.reset();
+    if (!dra_) serveDra();
+    if (applied_) serveRegistration();
+  }
+}
+
+void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
+  auto cur = state_.current();
+  if (cur->version > 0 && samePools(cur->pools, pools)) return;
+  std::vector<std::string> dups;
+  DeviceSnapshot inv{.pools = pools, .devices = nodeDevices(pools, &dups)};
+  for (const auto& d : dups) {
+    logger(Component::kDiscovery)
+        ->warn("device {} is in more than one pool; DRA publishes it in the first", d);
+  }
+  const auto unhealthy = std::count_if(inv.devices.begin(), inv.devices.end(),
+                                       [](const NodeDevice& d) { return !d.healthy(); });
+  if (cur->devices.size() != inv.devices.size()) {
+    logger(Component::kDiscovery)
+        ->info("DRA: {} devices ({} unhealthy)", inv.devices.size(), unhealthy);
+  }
+  state_.publish(std::move(inv));
+  if (!applied_) {
+    applied_ = true;
+    serveRegistration();
+  }
+  if (deps_.publisher) deps_.publisher->publish(state_.current(), opts_.allow_multiple_allocations);
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,115 @@
+#pragma once
+// DraFront: kubelet's Dynamic Resource Allocation API (dra v1) over the core's pools, the second
+// Front (daemon/front.h) beside the device-plugin one.
+//
+// - Registration: pluginregistration.Registration on
+// <kubelet-dir>/plugins_registry/<driver>-reg.sock
+//   (GetInfo: type DRAPlugin, the driver name, endpoint <kubelet-dir>/plugins/<driver>/dra.sock,
+//   versions ["v1.DRAPlugin"]). ready() once kubelet's NotifyRegistrationStatus said registered.
+//   A refusal is logged and the socket served again after 1 s, so the plugin watcher retries.
+// - Kubelet restarts: the registry and plugin directories are watched (inotify). Our socket
+//   deleted is served again at once; a directory that vanished is checked for every 500 ms and,
+//   once back, the sockets are served again in it (the watcher registers new sockets).
+// - DRAPlugin and DRAResourceHealth on dra.sock (grpc_dra_server.h): prepare through
+//   ClaimPreparer, health streams from DeviceState.
+// - apply(): the pools become DRA devices (dra_devices.h) in a new DeviceState version when
+//   anything about them changed; open health streams see it at once; the publisher (the
+//   ResourceSlice side), when there is one, gets the same inventory.
+// Timers read the injected clock; tests drive them with a FakeClock.
+
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/os/watch.h"
+#include "deviceplugin/daemon/front.h"
+#include "deviceplugin/dra/claim_reader.h"
+#include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/grpc_dra_server.h"
+#include "deviceplugin/dra/node_devices.h"
+#include "deviceplugin/dra/prepare.h"
+
+namespace rdmanet::dp {
+
+// Where the desired devices go to be published as ResourceSlices (the API-server side of DRA).
+class DevicePublisher {
+ public:
+  virtual ~DevicePublisher() = default;
+  // Called on the loop's thread after every change; must not block (publish on its own thread).
+  // `allow_multiple_allocations`: shareable devices may be allocated to many claims (KEP-5075).
+  virtual void publish(std::shared_ptr<const DeviceSnapshot> inv,
+                       bool allow_multiple_allocations) = 0;
+};
+
+struct DraFrontOptions {
+  std::filesystem::path kubelet_dir = "/var/lib/kubelet";
+  std::string driver = std::string(dra::kDefaultDriverName);
+  std::string node{};  // required: the DRA pool name
+  std::filesystem::path cdi_dir = "/var/run/cdi";
+  bool allow_multiple_allocations = false;
+  std::chrono::milliseconds health_resend{std::chrono::seconds(10)};
+};
+
+struct DraFrontDeps {
+  const Clock* clock = nullptr;
+  ClaimReader* claims = nullptr;
+  DevicePublisher* publisher = nullptr;  // may be null
+};
+
+class DraFront final : public Front {
+ public:
+  DraFront(DraFrontOptions opts, DraFrontDeps deps);
+  ~DraFront() override;
+
+  std::string_view name() const override { return "dra"; }
+  // Error 7 for a bad driver or node name; 5 when a socket, the inotify watch or the checkpoint
+  // cannot be set up.
+  Status start() override;
+  void apply(const PluginConfig& config, const std::vector<Pool>& pools) override;
+  std::vector<int> fds() const override;
+  void onReadable(int fd) override;
+  std::optional<Clock::time_point> nextDeadline() const override;
+  void runTimers(Clock::time_point now) override;
+  bool ready() const override { return registered_; }
+  void stop() override;
+
+  std::filesystem::path registrySocket() const;
+  std::filesystem::path draSocket() const;
+  std::filesystem::path checkpointFile() const { return pluginDir() / "checkpoint.json"; }
+  std::shared_ptr<const DeviceSnapshot> inventory() const { return state_.current(); }
+
+ private:
+  using TimePoint = Clock::time_point;
+  struct Notification {
+    bool registered = false;
+    std::string error{};
+  };
+
+  std::filesystem::path registryDir() const { return opts_.kubelet_dir / "plugins_registry"; }
+  std::filesystem::path pluginDir() const;
+  void watchDirs();
+  void onDirEvents(const std::vector<Inotify::Event>& evs);
+  void onNotifications();
+  void serveRegistration();
+  void serveDra();
+
+  const DraFrontOptions opts_;
+  const DraFrontDeps deps_;
+  DeviceState state_;
+  ClaimPreparer preparer_;
+  std::optional<Inotify> inotify_;
+  int registry_wd_ = -1, plugin_wd_ = -1;
+  std::optional<Wakeup> notified_;
+  std::mutex mu_;  // guards notifications_ (filled on gRPC threads)
+  std::deque<Notification> notifications_;
+  std::unique_ptr<GrpcServer> registration_, dra_;
+  bool registered_ = false;
+  bool applied_ = false;  // the registration socket is served from the first apply() on
+  std::optional<TimePoint> rewatch_at_, reserve_at_;
+  bool waiting_logged_ = false;
+};
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,12 @@
+#include "deviceplugin/dra/kube_claim_reader.h"
+
+#include "deviceplugin/dra/api_paths.h"
+
+namespace rdmanet::dp {
+
+Result<nlohmann::json> KubeClaimReader::getClaim(const std::string& ns, const std::string& name) {
+  RDMANET_ASSIGN_OR_RETURN(std::string path, dra::resourceClaimPath(ns, name));
+  return client_.get(path);
+}
+
+}  // namespace rdmanet::dp

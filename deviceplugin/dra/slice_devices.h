@@ -1,0 +1,36 @@
+#pragma once
+// What the DRA front publishes for each of its devices in the node's ResourceSlices: the
+// standard attributes (standard_attributes.h: pcieRoot, pciBusID, numaNode, Multus deviceID and
+// resourceName), rdmanet's own under rdmanet.io/, the unhealthy taint, and allowMultipleAllocations
+// for a shared pool's PF when enabled.
+//
+//   rdmanet.io/pool              string  the core pool, "rdma/vf"
+//   rdmanet.io/pfName            string  the PF's netdev (a VF's PF, or the function itself)
+//   rdmanet.io/pfPciAddress      string  the PF's PCI address
+//   rdmanet.io/vfIndex           int     a VF's index on its PF
+//   rdmanet.io/rdmaDevice        string  "mlx5_3"
+//   rdmanet.io/netdev            string  the function's netdev while it is on the host
+//   rdmanet.io/losslessPriority  int     the pool's PFC priority
+//   rdmanet.io/losslessDscp      int     the DSCP mapped to it
+//   rdmanet.io/gpuDistance       string  PIX/PXB/PHB/NODE/SYS to the nearest GPU
+// Attributes whose value is unknown are left out rather than sent empty.
+
+#include <vector>
+
+#include "common/base/result.h"
+#include "common/base/sysfs.h"
+#include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/node_devices.h"
+
+namespace rdmanet::dp {
+
+// One device. Errors from the standard attributes (the function left sysfs): the caller skips
+// the device until the next rescan drops it.
+Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, const PoolConfig& pool,
+                                   bool allow_multiple_allocations);
+
+// Every device of the snapshot; those that fail are left out and counted in `skipped`.
+std::vector<dra::DraDevice> sliceDevices(const Sysfs& sysfs, const DeviceSnapshot& snap,
+                                         bool allow_multiple_allocations, int* skipped = nullptr);
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,96 @@
+#pragma once
+// The daemon loop in process with the DRA front: the real core over a simulated node, the real
+// DraFront with its gRPC servers, the stand-in kubelet (FakeDraKubelet) and the product's REST
+// client for ResourceClaims, on a FakeClock. Timers fire when a test advances the clock; the only
+// real-time waits are gRPC round trips, polled turn by turn with a deadline.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "common/kube/client.h"
+#include "deviceplugin/daemon/daemon.h"
+#include "deviceplugin/dra/dra_front.h"
+#include "deviceplugin/dra/kube_claim_reader.h"
+#include "tests/deviceplugin/dra/fake_dra_kubelet.h"
+#include "tests/deviceplugin/test_node.h"
+#include "tests/fakes/fake_clock.h"
+
+namespace rdmanet::dp::testing {
+
+inline constexpr const char* kNode = "node-a";
+
+// Plain HTTP, no authentication: the stand-in API server on loopback.
+inline kube::KubeConfig serverConfig(const std::string& url) {
+  kube::KubeConfig c;
+  c.server = url;
+  return c;
+}
+
+class DraDaemonFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kubelet_dir_ = makeTempDir("dra-kubelet");
+    cdi_dir_ = makeTempDir("dra-cdi");
+    kubelet_ = std::make_unique<FakeDraKubelet>(kubelet_dir_);
+    ASSERT_TRUE(kubelet_->start());
+  }
+  void TearDown() override {
+    kubelet_->stop();
+    stopDaemon();
+    std::filesystem::remove_all(kubelet_dir_);
+    std::filesystem::remove_all(cdi_dir_);
+  }
+
+  // `api_server`: where claims are read ("" when the test prepares nothing).
+  void startDaemon(const std::string& api_server = "http://127.0.0.1:1",
+                   DevicePublisher* publisher = nullptr) {
+    client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
+    reader_ = std::make_unique<KubeClaimReader>(*client_);
+    front_ = std::make_unique<DraFront>(
+        DraFrontOptions{.kubelet_dir = kubelet_dir_, .node = kNode, .cdi_dir = cdi_dir_},
+        DraFrontDeps{.clock = &clock_, .claims = reader_.get(), .publisher = publisher});
+    daemon_ = std::make_unique<Daemon>(
+        DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
+        defaultConfig(), DaemonDeps{.clock = &clock_, .front = front_.get()});
+    ASSERT_TRUE(daemon_->start().ok());
+  }
+  void stopDaemon() {
+    if (front_) front_->stop();
+    daemon_.reset();
+    front_.reset();
+  }
+
+  // Turns the loop until `pred` holds; false after 10 s of real time.
+  bool turnUntil(const std::function<bool()>& pred) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (pred()) return true;
+      daemon_->runOnce(std::chrono::milliseconds(5));
+    }
+    return pred();
+  }
+  void settle() {
+    for (int i = 0; i < 20; ++i) daemon_->runOnce(std::chrono::milliseconds(5));
+  }
+  void startRegistered(const std::string& api_server = "http://127.0.0.1:1") {
+    startDaemon(api_server);
+    ASSERT_TRUE(turnUntil([&] { return front_->ready(); }))
+        << "registrations " << kubelet_->registrations();
+  }
+
+  TestNode node_;
+  rdmanet::testing::FakeClock clock_;
+  std::filesystem::path kubelet_dir_, cdi_dir_;
+  std::unique_ptr<FakeDraKubelet> kubelet_;
+  std::unique_ptr<kube::KubeClient> client_;
+  std::unique_ptr<KubeClaimReader> reader_;
+  std::unique_ptr<DraFront> front_;
+  std::unique_ptr<Daemon> daemon_;
+};
+
+}  // namespace rdmanet::dp::testing

@@ -1,0 +1,118 @@
+// DraFront in the daemon loop: registration through the plugin watcher's socket, kubelet
+// restarts, and the health stream following the core's health model.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "proto/kubelet/dra-health/v1/api.pb.h"
+#include "tests/deviceplugin/dra/dra_fixture.h"
+
+namespace rdmanet::dp {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using testing::DraDaemonFixture;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class DraFrontTest : public DraDaemonFixture {};
+
+TEST_F(DraFrontTest, RegistersThroughThePluginWatcherAsADraPlugin) {
+  startDaemon();
+  EXPECT_FALSE(front_->ready());
+  ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
+  EXPECT_TRUE(fs::is_socket(kubelet_dir_ / "plugins_registry/rdma.rdmanet.io-reg.sock"));
+  EXPECT_EQ(kubelet_->pluginName(), "rdma.rdmanet.io");
+  EXPECT_EQ(kubelet_->endpoint(), (kubelet_dir_ / "plugins/rdma.rdmanet.io/dra.sock").string());
+  EXPECT_THAT(kubelet_->versions(), ElementsAre("v1.DRAPlugin"));
+  EXPECT_EQ(kubelet_->registrations(), 1);
+}
+
+TEST_F(DraFrontTest, ARefusalIsLoggedAndTheSocketServedAgainAfterASecondOnTheClock) {
+  kubelet_->setRefusal("driver rdma.rdmanet.io already registered");
+  startDaemon();
+  ASSERT_TRUE(kubelet_->waitRefusals(1, 10s));
+  // The front has taken the refusal in once it has a retry on its clock.
+  ASSERT_TRUE(turnUntil([&] { return front_->nextDeadline().has_value(); }));
+  EXPECT_EQ(*front_->nextDeadline(), clock_.now() + 1s);
+  settle();  // no time passes on the clock: no retry however often the loop turns
+  EXPECT_EQ(kubelet_->refusals(), 1);
+  EXPECT_FALSE(front_->ready());
+  clock_.advance(999ms);
+  settle();
+  EXPECT_EQ(kubelet_->refusals(), 1);
+  clock_.advance(1ms);
+  ASSERT_TRUE(turnUntil([&] { return kubelet_->refusals() == 2; }));
+  ASSERT_TRUE(turnUntil([&] { return front_->nextDeadline().has_value(); }));
+  kubelet_->setRefusal("");
+  clock_.advance(1s);
+  ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
+  EXPECT_EQ(kubelet_->registrations(), 1);
+}
+
+TEST_F(DraFrontTest, ADeletedRegistrationSocketIsServedAgainAtOnce) {
+  startRegistered();
+  fs::remove(front_->registrySocket());
+  // No clock movement: the inotify event alone brings the socket back and kubelet registers it.
+  ASSERT_TRUE(turnUntil([&] { return kubelet_->registrations() == 2 && front_->ready(); }));
+  EXPECT_TRUE(fs::is_socket(front_->registrySocket()));
+}
+
+TEST_F(DraFrontTest, ADeletedDraSocketIsServedAgain) {
+  startRegistered();
+  fs::remove(front_->draSocket());
+  ASSERT_TRUE(turnUntil([&] { return fs::is_socket(front_->draSocket()); }));
+  kubelet_->watchHealth();
+  EXPECT_TRUE(kubelet_->waitHealth(dra::pciDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
+}
+
+TEST_F(DraFrontTest, AKubeletRestartThatRecreatesTheRegistryIsFollowedWithinASecond) {
+  startRegistered();
+  kubelet_->stop();
+  fs::remove_all(kubelet_dir_ / "plugins_registry");
+  settle();
+  EXPECT_FALSE(front_->ready());
+  // The new kubelet creates the directory and watches it; the front notices on its next check.
+  kubelet_ = std::make_unique<testing::FakeDraKubelet>(kubelet_dir_);
+  ASSERT_TRUE(kubelet_->start());
+  settle();
+  clock_.advance(500ms);
+  ASSERT_TRUE(turnUntil([&] { return kubelet_->registrations() == 1 && front_->ready(); }));
+}
+
+TEST_F(DraFrontTest, HealthStreamReportsLinkDownWithTheReasonAndRecovery) {
+  startRegistered();
+  kubelet_->watchHealth();
+  const std::string vf = dra::pciDeviceName(node_.vf(0, 1));
+  const std::string other_pf_vf = dra::pciDeviceName(node_.vf(2, 0));
+  ASSERT_TRUE(kubelet_->waitHealth(vf, ::v1::HEALTHY, 5s));
+  // Every device in every answer: 16 VFs and 4 shared PFs.
+  EXPECT_TRUE(kubelet_->health(dra::pciDeviceName(node_.pf(3))).has_value());
+  EXPECT_TRUE(kubelet_->health(dra::pciDeviceName(node_.vf(3, 3))).has_value());
+
+  node_.tree().setNetdevUp(node_.pfNetdev(0), false);
+  clock_.advance(30s);    // no netlink here: the resync reads sysfs
+  daemon_->runOnce(0ms);  // the loop hands the new pools to the front
+  ASSERT_TRUE(kubelet_->waitHealth(vf, ::v1::UNHEALTHY, 1s));
+  EXPECT_THAT(kubelet_->health(vf)->message, HasSubstr(node_.pfNetdev(0)));
+  EXPECT_EQ(kubelet_->health(other_pf_vf)->health, ::v1::HEALTHY);
+
+  node_.tree().setNetdevUp(node_.pfNetdev(0), true);
+  clock_.advance(30s);
+  daemon_->runOnce(0ms);
+  ASSERT_TRUE(kubelet_->waitHealth(vf, ::v1::HEALTHY, 1s));
+  EXPECT_EQ(kubelet_->health(vf)->message, "");
+}
+
+TEST_F(DraFrontTest, AnUnchangedApplyDoesNotWakeHealthStreams) {
+  startRegistered();
+  kubelet_->watchHealth();
+  ASSERT_TRUE(kubelet_->waitHealth(dra::pciDeviceName(node_.vf(0, 0)), ::v1::HEALTHY, 5s));
+  const auto version = front_->inventory()->version;
+  clock_.advance(30s);  // a resync that finds nothing new
+  daemon_->runOnce(0ms);
+  EXPECT_EQ(front_->inventory()->version, version);
+}
+
+}  // namespace
+}  // namespace rdmanet::dp

@@ -1,0 +1,300 @@
+// NodePrepareResources / NodeUnprepareResources end to end: the stand-in kubelet calls the DRA
+// front, which reads ResourceClaims from the stand-in API server with the product's REST client
+// and writes CDI specs. In process (FakeClock, simulated node), and as the real binary killed
+// with SIGKILL between prepare and unprepare.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "common/kube/config.h"
+#include "deviceplugin/dra/cdi_spec.h"
+#include "tests/deviceplugin/dra/dra_fixture.h"
+#include "tests/fakes/fake_apiserver.h"
+
+extern char** environ;
+
+namespace rdmanet::dp {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using nlohmann::json;
+using testing::Claim;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::kNode;
+
+constexpr const char* kDriver = "rdma.rdmanet.io";
+
+json readJson(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return json::parse(ss.str(), nullptr, false);
+}
+
+// Every file under `dir` (recursively), relative.
+std::set<std::string> filesUnder(const fs::path& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_directory()) out.insert(fs::relative(e.path(), dir).string());
+  }
+  return out;
+}
+
+class DraPrepareTest : public testing::DraDaemonFixture {
+ protected:
+  static void SetUpTestSuite() {
+    api_ = new rdmanet::testing::FakeApiServer();
+    ASSERT_TRUE(api_->ok()) << api_->error();
+  }
+  static void TearDownTestSuite() {
+    delete api_;
+    api_ = nullptr;
+  }
+
+  // Creates a ResourceClaim allocated as `results` says; returns its UID.
+  std::string createClaim(const std::string& name, const json& results) {
+    kube::KubeClient c(testing::serverConfig(api_->url()));
+    json obj = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaim"},
+        {"metadata", {{"name", name}, {"namespace", "team"}}},
+        {"spec",
+         {{"devices",
+           {{"requests",
+             {{{"name", "nic"}, {"exactly", {{"deviceClassName", "rdma-vf"}, {"count", 1}}}}}}}}}},
+        {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+    auto r = c.create("/apis/resource.k8s.io/v1/namespaces/team/resourceclaims", obj);
+    EXPECT_TRUE(r.ok()) << r.error().msg;
+    return r.ok() ? (*r)["metadata"]["uid"].get<std::string>() : "";
+  }
+  void deleteClaim(const std::string& name) {
+    kube::KubeClient c(testing::serverConfig(api_->url()));
+    EXPECT_TRUE(c.remove("/apis/resource.k8s.io/v1/namespaces/team/resourceclaims/" + name).ok());
+  }
+  static json result(const std::string& request, const std::string& device,
+                     const std::string& driver = kDriver, const std::string& pool = kNode) {
+    return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
+  }
+  // The char devices the simulated node gives a function's RDMA device (uverbs, umad, issm).
+  std::set<std::string> charDevicesOf(const PciAddress& fn) const {
+    std::set<std::string> out;
+    for (const auto& nic : node_.inventory().nics) {
+      if (nic.pci.address != fn) continue;
+      for (const auto& r : nic.rdma) {
+        for (const auto& c : r.char_devices) {
+          if (c.dev_path != "/dev/infiniband/rdma_cm") out.insert(c.dev_path);
+        }
+      }
+    }
+    return out;
+  }
+
+  static rdmanet::testing::FakeApiServer* api_;
+};
+rdmanet::testing::FakeApiServer* DraPrepareTest::api_ = nullptr;
+
+TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
+  startRegistered(api_->url());
+  const PciAddress vf = node_.vf(0, 1);
+  const std::string dev = dra::pciDeviceName(vf);
+  const std::string uid = createClaim("one-vf", json::array({result("nic", dev)}));
+  auto resp = kubelet_->prepare({{"team", uid, "one-vf"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims().count(uid), 1u);
+  const auto& c = resp->claims().at(uid);
+  ASSERT_EQ(c.error(), "");
+  ASSERT_EQ(c.devices_size(), 1);
+  EXPECT_THAT(c.devices(0).request_names(), ElementsAre("nic"));
+  EXPECT_EQ(c.devices(0).pool_name(), kNode);
+  EXPECT_EQ(c.devices(0).device_name(), dev);
+  ASSERT_EQ(c.devices(0).cdi_device_ids_size(), 1);
+  EXPECT_EQ(c.devices(0).cdi_device_ids(0), "rdmanet.io/rdma=" + uid + "-" + dev);
+
+  const fs::path spec_file = cdi_dir_ / claimSpecFileName(uid);
+  struct stat st {};
+  ASSERT_EQ(::stat(spec_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  json spec = readJson(spec_file);
+  EXPECT_EQ(spec["kind"], "rdmanet.io/rdma");
+  ASSERT_EQ(spec["devices"].size(), 1u);
+  EXPECT_EQ(spec["devices"][0]["name"], uid + "-" + dev);
+  std::set<std::string> nodes;
+  for (const auto& n : spec["devices"][0]["containerEdits"]["deviceNodes"]) {
+    nodes.insert(n["path"].get<std::string>());
+  }
+  std::set<std::string> want = charDevicesOf(vf);
+  ASSERT_THAT(want, ::testing::Contains(::testing::StartsWith("/dev/infiniband/uverbs")));
+  want.insert("/dev/infiniband/rdma_cm");
+  EXPECT_EQ(nodes, want);
+  std::set<std::string> env;
+  for (const auto& e : spec["devices"][0]["containerEdits"]["env"]) env.insert(e);
+  EXPECT_TRUE(env.count("PCIDEVICE_RDMA_VF=" + vf.str())) << spec.dump();
+  EXPECT_THAT(spec.dump(), HasSubstr("NCCL_IB_HCA="));
+
+  // Idempotent: asked again, even with the claim gone from the API server, the same answer.
+  deleteClaim("one-vf");
+  auto again = kubelet_->prepare({{"team", uid, "one-vf"}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->claims().at(uid).SerializeAsString(), c.SerializeAsString());
+
+  auto un = kubelet_->unprepare({{"team", uid, "one-vf"}});
+  ASSERT_TRUE(un) << kubelet_->lastError();
+  EXPECT_EQ(un->claims().at(uid).error(), "");
+  EXPECT_TRUE(filesUnder(cdi_dir_).empty());
+  EXPECT_EQ(readJson(front_->checkpointFile())["claims"], json::object());
+  un = kubelet_->unprepare({{"team", uid, "one-vf"}});  // unknown now: still fine
+  ASSERT_TRUE(un);
+  EXPECT_EQ(un->claims().at(uid).error(), "");
+}
+
+TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
+  startRegistered(api_->url());
+  const std::string vf = dra::pciDeviceName(node_.vf(1, 0));
+  const std::string good = createClaim("good", json::array({result("nic", vf)}));
+  createClaim("wrong-uid", json::array({result("nic", vf)}));
+  const std::string other_driver =
+      createClaim("other-driver", json::array({result("gpu", "gpu-0", "gpu.nvidia.com")}));
+  const std::string other_node =
+      createClaim("other-node", json::array({result("nic", vf, kDriver, "node-b")}));
+  const std::string unknown =
+      createClaim("unknown", json::array({result("nic", "pci-0000-99-00-0")}));
+  auto resp = kubelet_->prepare({{"team", good, "good"},
+                                 {"team", "00000000-0000-0000-0000-000000000000", "wrong-uid"},
+                                 {"team", other_driver, "other-driver"},
+                                 {"team", other_node, "other-node"},
+                                 {"team", unknown, "unknown"},
+                                 {"team", "11111111-0000-0000-0000-000000000000", "absent"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims_size(), 6);
+  EXPECT_EQ(resp->claims().at(good).error(), "");
+  EXPECT_EQ(resp->claims().at(good).devices_size(), 1);
+  EXPECT_THAT(resp->claims().at("00000000-0000-0000-0000-000000000000").error(),
+              HasSubstr("kubelet asked for 00000000-0000-0000-0000-000000000000"));
+  EXPECT_THAT(resp->claims().at(other_driver).error(),
+              HasSubstr("no device of driver rdma.rdmanet.io in pool node-a"));
+  EXPECT_THAT(resp->claims().at(other_node).error(), HasSubstr("1 of other pools"));
+  EXPECT_THAT(resp->claims().at(unknown).error(),
+              HasSubstr("device pci-0000-99-00-0 is not a device of rdma.rdmanet.io"));
+  EXPECT_THAT(resp->claims().at("11111111-0000-0000-0000-000000000000").error(), HasSubstr("404"));
+  // Only the good claim left anything behind.
+  EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(good)});
+}
+
+TEST_F(DraPrepareTest, TwoRequestsKeepTheirOwnRequestNamesAndEnv) {
+  startRegistered(api_->url());
+  const PciAddress a = node_.vf(0, 0), b = node_.vf(2, 3);
+  const std::string uid = createClaim("two", json::array({result("nic0", dra::pciDeviceName(a)),
+                                                          result("nic1", dra::pciDeviceName(b))}));
+  auto resp = kubelet_->prepare({{"team", uid, "two"}});
+  ASSERT_TRUE(resp);
+  const auto& c = resp->claims().at(uid);
+  ASSERT_EQ(c.error(), "");
+  ASSERT_EQ(c.devices_size(), 2);
+  EXPECT_THAT(c.devices(0).request_names(), ElementsAre("nic0"));
+  EXPECT_THAT(c.devices(1).request_names(), ElementsAre("nic1"));
+  json spec = readJson(cdi_dir_ / claimSpecFileName(uid));
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  // Each request's containers see their own device in PCIDEVICE_*, not the other request's.
+  EXPECT_THAT(spec["devices"][0]["containerEdits"]["env"].dump(),
+              HasSubstr("PCIDEVICE_RDMA_VF=" + a.str() + "\""));
+  EXPECT_THAT(spec["devices"][1]["containerEdits"]["env"].dump(),
+              HasSubstr("PCIDEVICE_RDMA_VF=" + b.str() + "\""));
+}
+
+// The real binary, killed with SIGKILL after prepare, restarted, then asked to unprepare.
+class DraBinaryTest : public DraPrepareTest {
+ protected:
+  void TearDown() override {
+    stopBinary(SIGTERM);
+    DraPrepareTest::TearDown();
+  }
+  void startBinary() {
+    if (kubeconfig_dir_.empty()) kubeconfig_dir_ = testing::makeTempDir("dra-kubeconfig");
+    const fs::path kubeconfig = kubeconfig_dir_ / "kubeconfig";
+    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+                              << "clusters: [{name: t, cluster: {server: '" << api_->url()
+                              << "'}}]\ncontexts: [{name: t, context: {cluster: t, user: t}}]\n"
+                              << "users: [{name: t, user: {token: t}}]\n";
+    std::vector<std::string> args = {RDMANET_DP_BIN,
+                                     "--api=dra",
+                                     "--node-name=" + std::string(kNode),
+                                     "--kubeconfig=" + kubeconfig.string(),
+                                     "--kubelet-dir=" + kubelet_dir_.string(),
+                                     "--cdi-dir=" + cdi_dir_.string(),
+                                     "--sysfs-root=" + node_.root().string(),
+                                     "--metrics-addr=off",
+                                     "--doctor-interval=0"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ASSERT_EQ(posix_spawn(&pid_, RDMANET_DP_BIN, nullptr, nullptr, argv.data(), environ), 0);
+  }
+  void stopBinary(int sig) {
+    if (pid_ <= 0) return;
+    ::kill(pid_, sig);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  pid_t pid_ = -1;
+  fs::path kubeconfig_dir_;
+};
+
+TEST_F(DraBinaryTest, KillDashNineBetweenPrepareAndUnprepareLeavesNothingAfterARestart) {
+  api_->createNode(kNode);
+  startBinary();
+  ASSERT_TRUE(kubelet_->waitRegistrations(1, 30s));
+  // The binary's wiring publishes the node's devices too.
+  kube::KubeClient c(testing::serverConfig(api_->url()));
+  kube::ListOptions lo;
+  lo.field_selector = std::string("spec.nodeName=") + kNode;
+  size_t published = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + 10s;
+       published != 20 && std::chrono::steady_clock::now() < deadline;) {
+    auto l = c.list("/apis/resource.k8s.io/v1/resourceslices", lo);
+    published = 0;
+    if (l.ok()) {
+      for (const auto& s : (*l)["items"]) published += s["spec"]["devices"].size();
+    }
+    if (published != 20) std::this_thread::sleep_for(20ms);  // the next poll
+  }
+  EXPECT_EQ(published, 20u);
+  const std::string dev = dra::pciDeviceName(node_.vf(3, 2));
+  const std::string uid = createClaim("crash", json::array({result("nic", dev)}));
+  auto resp = kubelet_->prepare({{"team", uid, "crash"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims().at(uid).error(), "");
+  ASSERT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));
+
+  stopBinary(SIGKILL);
+  EXPECT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));  // nothing cleaned up on the way
+
+  deleteClaim("crash");  // the pod is going away; unprepare must not need the API server
+  startBinary();
+  ASSERT_TRUE(kubelet_->waitRegistrations(2, 30s));
+  // The restarted daemon still answers prepare for it from its checkpoint.
+  auto again = kubelet_->prepare({{"team", uid, "crash"}});
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->claims().at(uid).SerializeAsString(),
+            resp->claims().at(uid).SerializeAsString());
+  auto un = kubelet_->unprepare({{"team", uid, "crash"}});
+  ASSERT_TRUE(un) << kubelet_->lastError();
+  EXPECT_EQ(un->claims().at(uid).error(), "");
+  EXPECT_TRUE(filesUnder(cdi_dir_).empty());
+  json ckpt = readJson(kubelet_dir_ / "plugins" / kDriver / "checkpoint.json");
+  EXPECT_EQ(ckpt["claims"], json::object());
+  fs::remove_all(kubeconfig_dir_);
+}
+
+}  // namespace
+}  // namespace rdmanet::dp
