@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/os/atomic_file.h"
 #include "deviceplugin/pools/artifacts.h"
 
 namespace rdmanet::dp {

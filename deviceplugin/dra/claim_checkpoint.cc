@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "deviceplugin/pools/artifacts.h"
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::dp {
 

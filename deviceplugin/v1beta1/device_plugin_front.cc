@@ -173,13 +173,14 @@ void DevicePluginFront::apply(const PluginConfig& config, const std::vector<Pool
   auto log = logger(Component::kConfig);
   // Pools whose config changed or went away stop; a changed one starts again below.
   std::vector<std::string> drop;
-  for (const auto& [name, rt] : pools_) {
+  for (const auto& kv : pools_) {
+    const std::string& name = kv.first;
     auto it = std::find_if(config.pools.begin(), config.pools.end(),
-                           [&](const PoolConfig& p) { return p.fullName() == name; });
+                           [&name](const PoolConfig& p) { return p.fullName() == name; });
     if (it == config.pools.end()) {
       log->info("{}: removed", name);
       drop.push_back(name);
-    } else if (!rt.pool->config().sameAs(*it)) {
+    } else if (!kv.second.pool->config().sameAs(*it)) {
       log->info("{}: config changed: restarting its endpoint", name);
       drop.push_back(name);
     }
