@@ -30,6 +30,7 @@ while (($#)); do
   esac
 done
 if ((!part1)); then
+  # shellcheck disable=SC2086 # $sizes is a list of words
   exec env BUILD_DIR="$build_dir" KEEP="$keep" "$repo/bench/dp_scale.sh" $sizes
 fi
 if ((EUID != 0)); then echo "dp_bench: needs root (the simulated node creates veths)" >&2; exit 1; fi
@@ -133,5 +134,6 @@ if ((part2)); then
   cleanup
   trap - EXIT
   echo
+  # shellcheck disable=SC2086 # $sizes is a list of words
   BUILD_DIR="$build_dir" KEEP="$keep" "$repo/bench/dp_scale.sh" $sizes
 fi

@@ -58,7 +58,7 @@ trap cleanup EXIT
 
 # Two sockets, each with two switches holding a dual-port NIC and a GPU.
 topology() {
-  local n=$1 hb slots=""
+  local n=$1
   nic() { echo "{\"switch\": {\"downstream\": [{\"nic\": {\"name\": \"$1\", \"ports\": 2,
     \"vfs_per_port\": $n, \"total_vfs\": $n}}, {\"gpu\": {}}]}}"; }
   cat <<JSON

@@ -6,8 +6,8 @@
 #include "cni/lossless.h"
 #include "cni/mode.h"
 #include "cni/pod_config.h"
-#include "cni/pod_netns.h"
 #include "cni/pod_info.h"
+#include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "cni/rollback.h"
 

@@ -11,8 +11,8 @@
 #include "cni/ipam.h"
 #include "cni/mode.h"
 #include "cni/plugin.h"
-#include "cni/pod_netns.h"
 #include "cni/pod_info.h"
+#include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "cni/state_recovery.h"
 

@@ -162,7 +162,7 @@ TEST(FlagsTest, DraFlagsAndTheirDefaults) {
   EXPECT_TRUE(f->dra_allow_multiple_allocations);
   f = parse({"--api", "both"});
   ASSERT_FALSE(f.ok());
-  EXPECT_THAT(f.error().msg, HasSubstr("--api: \"both\" is not deviceplugin or dra"));
+  EXPECT_THAT(f.error().msg, HasSubstr("--api: both not in {deviceplugin,dra}"));
   for (const char* flag : {"--api", "--driver-name", "--node-name", "--kubeconfig",
                            "--dra-allow-multiple-allocations"}) {
     EXPECT_THAT(usage(), HasSubstr(flag));

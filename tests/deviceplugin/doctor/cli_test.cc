@@ -50,7 +50,7 @@ TEST(DoctorCliParse, RejectsBadInputNamingTheFlag) {
       {{"--lossless-priority", "8"}, "--lossless-priority"},
       {{"--lossless-priority", "-1"}, "--lossless-priority"},
       {{"--pod-mtu", "67"}, "--pod-mtu"},
-      {{"--pod-mtu"}, "--pod-mtu needs a value"},
+      {{"--pod-mtu"}, "--pod-mtu: needs a value"},
       {{"--baseline="}, "--baseline"},
       {{"--sysfs-root", ""}, "--sysfs-root"},
       {{"--json=maybe"}, "--json"},
