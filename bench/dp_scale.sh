@@ -4,8 +4,10 @@
 # 1016 VFs). Per size it measures
 #   - registration: plugin start to the fake kubelet accepting rdma/vf (wall ms), and the
 #     plugin's CPU by then (all threads, the start-up doctor's included);
-#   - resync CPU: the plugin's CPU (all threads, /proc/PID/stat) per full rescan + rebuild, over
-#     several rescans forced with --resync-interval 1, after the start-up doctor has finished;
+#   - resync CPU: the plugin's CPU (all threads, /proc/PID/stat) per periodic resync (the check
+#     that sysfs still shows what the last scan read, pools/scan_shape.h, and the re-read of port
+#     and PF link states; a full rescan only on a difference), over several resyncs forced with
+#     --resync-interval 1, after the start-up doctor has finished;
 #   - doctor: one `rdmanet-doctor --json` over the same tree (wall ms, and its CPU ms);
 #   - RSS of the plugin at steady state.
 # Targets at 1016 VFs: registration < 500 ms, resync < 100 ms CPU, doctor < 1 s; growth of each
@@ -69,7 +71,7 @@ JSON
 }
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-scans() { grep -c 'scanned [0-9]* NIC functions' "$1" 2>/dev/null || true; }
+scans() { grep -c 'resync of [0-9]* NIC functions' "$1" 2>/dev/null || true; }
 scanned_at_least() { (($(scans "$1") >= $2)); }
 wait_for() {  # wait_for SECONDS COMMAND...: polls COMMAND every 20 ms until it succeeds
   local deadline=$(($(date +%s%N) + $1 * 1000000000))

@@ -46,15 +46,6 @@ void Metrics::observeAllocateSeconds(const std::string& resource, double seconds
   h.sum += seconds;
 }
 
-bool Metrics::ready() const {
-  std::lock_guard lock(mu_);
-  if (pools_.empty()) return false;
-  for (const auto& [_, g] : pools_) {
-    if (!g.registered) return false;
-  }
-  return true;
-}
-
 namespace {
 
 void counterFamily(PrometheusText& out, std::string_view name, std::string_view help,

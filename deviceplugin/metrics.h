@@ -1,5 +1,5 @@
 #pragma once
-// Counters and gauges for /metrics (Prometheus text format 0.0.4) and the readiness of /readyz.
+// Counters and gauges for /metrics (Prometheus text format 0.0.4).
 // Thread-safe: gRPC handler threads, the daemon loop and the HTTP thread all touch it.
 //
 // Exposed series (label `resource` = "rdma/vf"):
@@ -29,8 +29,6 @@ class Metrics {
   void countAllocation(const std::string& resource, bool ok);
   void observeAllocateSeconds(const std::string& resource, double seconds);
 
-  // True when at least one pool exists and every pool is registered.
-  bool ready() const;
   std::string render() const;
 
  private:

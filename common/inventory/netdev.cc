@@ -5,6 +5,18 @@
 #include <algorithm>
 
 namespace rdmanet {
+
+std::string_view linkTypeName(LinkType t) {
+  switch (t) {
+    case LinkType::kEther:
+      return "ether";
+    case LinkType::kInfiniband:
+      return "infiniband";
+    case LinkType::kOther:
+      break;
+  }
+  return "other";
+}
 namespace {
 
 // Reads a netdev's attributes from its directory (class/net/<if> or <pci dir>/net/<if>).

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/base/pci_address.h"
@@ -12,6 +13,9 @@
 namespace rdmanet {
 
 enum class LinkType { kEther, kInfiniband, kOther };
+// "ether", "infiniband" or "other": the words pool selectors (`linkTypes`) and the DRA
+// attribute rdmanet.io/linkType use.
+std::string_view linkTypeName(LinkType t);
 
 struct Netdev {
   std::string name;

@@ -18,6 +18,7 @@
 #include "deviceplugin/daemon/http_server.h"
 #include "deviceplugin/daemon/probes.h"
 #include "deviceplugin/daemon/subcommands.h"
+#include "deviceplugin/dra/slice_metrics.h"
 #include "deviceplugin/logging.h"
 #include "deviceplugin/v1beta1/device_plugin_front.h"
 
@@ -150,9 +151,13 @@ int runDevicePlugin(int argc, const char* const* argv) {
   std::unique_ptr<HttpServer> http;
   if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
     auto srv = HttpServer::start(flags->metrics_addr, [&](const std::string& path) {
-      return probeResponse(path, {.metrics = metrics,
-                                  .doctor = doctor.get(),
-                                  .heartbeat_age = clock.now() - daemon.heartbeat()});
+      return probeResponse(
+          path,
+          {.metrics = metrics,
+           .doctor = doctor.get(),
+           .heartbeat_age = clock.now() - daemon.heartbeat(),
+           .front_metrics = dra.slices ? renderSliceMetrics(dra.slices->status()) : std::string(),
+           .ready = daemon.ready()});
     });
     if (!srv.ok()) {
       logger(Component::kMetrics)->error("{}", srv.error().msg);

@@ -176,6 +176,7 @@ void Daemon::runOnce(std::chrono::milliseconds max_wait) {
     }
   }
   runTimers(deps_.clock->now());
+  ready_.store(deps_.front->ready(), std::memory_order_relaxed);
   if (!ready_signalled_ && deps_.front->ready()) {
     ready_signalled_ = true;
     if (deps_.on_ready) deps_.on_ready();
@@ -276,8 +277,7 @@ void Daemon::runTimers(TimePoint now) {
   }
   if (resync_at_ <= now) {
     resync_at_ = now + opts_.resync;
-    rescan();
-    publish();
+    resync();
   }
   deps_.front->runTimers(now);
 }
@@ -291,6 +291,19 @@ void Daemon::rescan() {
               std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - start)
                   .count());
+}
+
+void Daemon::resync() {
+  auto start = std::chrono::steady_clock::now();
+  std::string why;
+  const bool changed = core_.resync(&why);
+  logger(Component::kDiscovery)
+      ->debug("resync of {} NIC functions: {} in {} ms", core_.inventory().nics.size(),
+              changed ? why : std::string("unchanged"),
+              std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count());
+  if (changed) publish();
 }
 
 void Daemon::publish() {

@@ -8,8 +8,10 @@
 // - link state changes (LinkSource), a PF's VF link states and RDMA port state: devices' health
 //   (pools/health.h) is recomputed and handed to the front at once (no polling);
 // - PCI/netdev/RDMA devices appearing or vanishing: a uevent re-reads only the PF (with its
-//   VFs) it concerns; new or deleted netdevs, and a periodic resync as a safety net, rescan the
-//   whole node; the pools are rebuilt;
+//   VFs) it concerns; new or deleted netdevs rescan the whole node; the pools are rebuilt;
+// - a periodic resync, the safety net against lost events: a cheap check that sysfs still shows
+//   what the last scan read (pools/scan_shape.h), a full rescan only when it does not, and a
+//   re-read of the port and PF link states that change without a uevent;
 // - config changes (inotify on the config file's dir, or SIGHUP): the new config is validated
 //   and applied; a bad new config is logged and the running one kept;
 // - the front's own sources (kubelet restarts, registration results, ...);
@@ -75,6 +77,8 @@ class Daemon {
 
   // The clock's time at the last loop turn. Thread-safe (read by the HTTP server).
   Clock::time_point heartbeat() const;
+  // Whether the front is ready (registered with kubelet), as of the last loop turn. Any thread.
+  bool ready() const { return ready_.load(std::memory_order_relaxed); }
   const NodePools& core() const { return core_; }
 
  private:
@@ -86,6 +90,7 @@ class Daemon {
   void runTimers(TimePoint now);
   void reloadConfig(bool force);
   void rescan();
+  void resync();
   // Builds the pools from the core, logs health changes, hands them to the front.
   void publish();
   TimePoint nextDeadline() const;
@@ -105,6 +110,7 @@ class Daemon {
   bool stopping_ = false;
   bool ready_signalled_ = false;
   std::atomic<Clock::duration::rep> heartbeat_{0};
+  std::atomic<bool> ready_{false};
   std::optional<TimePoint> reload_at_, rescan_at_;
   std::vector<std::string> pending_devpaths_;  // uevents waiting for the rescan debounce
   // RDMA port state settles after the link (e.g. INIT -> ACTIVE): re-read the ports of

@@ -6,8 +6,9 @@ namespace rdmanet::dp {
 
 HttpResponse probeResponse(const std::string& path, const ProbeInputs& in) {
   if (path == "/metrics") {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
-                        in.metrics.render() + (in.doctor ? in.doctor->render() : std::string())};
+    return HttpResponse{
+        200, "text/plain; version=0.0.4; charset=utf-8",
+        in.metrics.render() + in.front_metrics + (in.doctor ? in.doctor->render() : std::string())};
   }
   if (path == "/healthz") {
     if (in.heartbeat_age < kLoopStallLimit) return HttpResponse{200, "text/plain", "ok\n"};
@@ -16,8 +17,8 @@ HttpResponse probeResponse(const std::string& path, const ProbeInputs& in) {
                         fmt::format("event loop stalled: no turn for {} ms\n", ms)};
   }
   if (path == "/readyz") {
-    return in.metrics.ready() ? HttpResponse{200, "text/plain", "ready\n"}
-                              : HttpResponse{503, "text/plain", "not all pools registered\n"};
+    return in.ready ? HttpResponse{200, "text/plain", "ready\n"}
+                    : HttpResponse{503, "text/plain", "not registered with kubelet\n"};
   }
   return HttpResponse{404, "text/plain", "not found\n"};
 }

@@ -1,10 +1,12 @@
 #pragma once
 // What the daemon's HTTP endpoint answers, as a pure function of its inputs (the server in
 // http_server.h only carries bytes):
-//   /metrics  the daemon's series plus the last doctor run's (Prometheus text 0.0.4);
+//   /metrics  the daemon's series, the front's own (`front_metrics`) and the last doctor run's
+//             (Prometheus text 0.0.4);
 //   /healthz  200 while the event loop turns: its heartbeat is younger than kLoopStallLimit;
 //             503 naming how long it has been stalled otherwise (kubelet restarts the pod);
-//   /readyz   200 once every pool is registered with kubelet, 503 before.
+//   /readyz   200 while the front is registered with kubelet (every device-plugin pool, or the
+//             DRA driver), 503 otherwise.
 
 #include <chrono>
 #include <string>
@@ -24,6 +26,8 @@ struct ProbeInputs {
   const Metrics& metrics;
   const DoctorRunner* doctor = nullptr;  // null: no periodic doctor
   Clock::duration heartbeat_age{};       // now minus the loop's last heartbeat
+  std::string front_metrics{};           // e.g. the DRA front's ResourceSlice series
+  bool ready = false;                    // the front is registered (Daemon::ready)
 };
 
 HttpResponse probeResponse(const std::string& path, const ProbeInputs& in);

@@ -14,11 +14,14 @@ void checkTopology(const DoctorContext& ctx, DoctorReport& out) {
     m.nics.push_back(DistanceMatrix::Nic{.label = p.rdma_label,
                                          .netdev = p.netdev ? p.netdev->name : "",
                                          .pci = p.nic->pci.address.str(),
-                                         .numa_node = p.nic->pci.numa_node});
+                                         .numa_node = p.nic->pci.numa_node,
+                                         .pcie_root = p.nic->placement.root_complex});
   }
   for (const auto& g : ctx.gpus) {
-    m.gpus.push_back(DistanceMatrix::Gpu{
-        .label = g.label, .pci = g.gpu->pci.address.str(), .numa_node = g.gpu->pci.numa_node});
+    m.gpus.push_back(DistanceMatrix::Gpu{.label = g.label,
+                                         .pci = g.gpu->pci.address.str(),
+                                         .numa_node = g.gpu->pci.numa_node,
+                                         .pcie_root = g.gpu->placement.root_complex});
   }
   for (const auto& p : ctx.ports) {
     auto& row = m.cells.emplace_back();

@@ -31,12 +31,18 @@ std::string renderJson(const DoctorReport& report) {
   const auto& m = report.matrix;
   json gpus = json::array(), nics = json::array(), dist = json::object();
   for (const auto& g : m.gpus) {
-    gpus.push_back({{"label", g.label}, {"pci", g.pci}, {"numa_node", g.numa_node}});
+    gpus.push_back({{"label", g.label},
+                    {"pci", g.pci},
+                    {"numa_node", g.numa_node},
+                    {"pcie_root", g.pcie_root}});
   }
   for (size_t i = 0; i < m.nics.size(); ++i) {
     const auto& n = m.nics[i];
-    nics.push_back(
-        {{"label", n.label}, {"netdev", n.netdev}, {"pci", n.pci}, {"numa_node", n.numa_node}});
+    nics.push_back({{"label", n.label},
+                    {"netdev", n.netdev},
+                    {"pci", n.pci},
+                    {"numa_node", n.numa_node},
+                    {"pcie_root", n.pcie_root}});
     json row = json::object();
     for (size_t k = 0; k < m.gpus.size(); ++k) {
       row[m.gpus[k].label] = distanceName(m.cells[i][k]);

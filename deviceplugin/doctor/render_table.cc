@@ -18,18 +18,25 @@ std::string matrix(const DistanceMatrix& m) {
   std::string out = "NIC x GPU distance (nvidia-smi topo -m classes)\n";
   out += fmt::format("{:<{}}", "", w);
   for (const auto& g : m.gpus) out += fmt::format("{:<6}", g.label);
-  out += "NUMA  NETDEV\n";
+  size_t wr = 11;  // "PCIE ROOT  "
+  for (const auto& n : m.nics) wr = std::max(wr, n.pcie_root.size() + 2);
+  out += fmt::format("NUMA  {:<{}}NETDEV\n", "PCIE ROOT", wr);
   for (size_t i = 0; i < m.nics.size(); ++i) {
     out += fmt::format("{:<{}}", m.nics[i].label, w);
     for (Distance d : m.cells[i]) out += fmt::format("{:<6}", distanceName(d));
-    out += fmt::format("{:<6}{}\n", m.nics[i].numa_node, m.nics[i].netdev);
+    const std::string& root = m.nics[i].pcie_root;
+    out += fmt::format("{:<6}{:<{}}{}\n", m.nics[i].numa_node, root.empty() ? "-" : root, wr,
+                       m.nics[i].netdev);
   }
   for (const auto& g : m.gpus) {
-    out += fmt::format("  {}: {} (NUMA {})\n", g.label, g.pci, g.numa_node);
+    out += fmt::format("  {}: {} (NUMA {}, PCIe root {})\n", g.label, g.pci, g.numa_node,
+                       g.pcie_root.empty() ? "-" : g.pcie_root);
   }
   out +=
       "  PIX = same PCIe switch, PXB = several switches, PHB = same root complex, NODE = same "
-      "NUMA node, SYS = across sockets\n\n";
+      "NUMA node, SYS = across sockets\n"
+      "  PCIe root = resource.kubernetes.io/pcieRoot: a DRA claim pairs a NIC and a GPU with the "
+      "same one\n\n";
   return out;
 }
 

@@ -51,11 +51,15 @@ struct DistanceMatrix {
     std::string netdev{};  // may be empty
     std::string pci{};     // "0000:03:00.0"
     int numa_node = -1;
+    // The root complex, "pci0000:80": DRA's resource.kubernetes.io/pcieRoot, which a claim's
+    // matchAttribute pairs with the GPU driver's value. "" when unknown.
+    std::string pcie_root{};
   };
   struct Gpu {
     std::string label{};  // "GPU0"
     std::string pci{};
     int numa_node = -1;
+    std::string pcie_root{};
   };
   std::vector<Nic> nics{};
   std::vector<Gpu> gpus{};

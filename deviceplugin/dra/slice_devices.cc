@@ -18,6 +18,7 @@ Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, cons
   if (p.vf_index) out.attributes["rdmanet.io/vfIndex"] = int64_t{*p.vf_index};
   str("rdmanet.io/rdmaDevice", p.rdma_device);
   str("rdmanet.io/netdev", p.netdev);
+  str("rdmanet.io/linkType", p.link_type);
   if (pool.lossless && pool.lossless->priority) {
     out.attributes["rdmanet.io/losslessPriority"] = int64_t{*pool.lossless->priority};
   }

@@ -10,6 +10,8 @@
 //   rdmanet.io/vfIndex           int     a VF's index on its PF
 //   rdmanet.io/rdmaDevice        string  "mlx5_3"
 //   rdmanet.io/netdev            string  the function's netdev while it is on the host
+//   rdmanet.io/linkType          string  "ether" or "infiniband" (a VF: its PF's, so it stays put
+//                                        while the VF is in a pod)
 //   rdmanet.io/losslessPriority  int     the pool's PFC priority
 //   rdmanet.io/losslessDscp      int     the DSCP mapped to it
 //   rdmanet.io/gpuDistance       string  PIX/PXB/PHB/NODE/SYS to the nearest GPU

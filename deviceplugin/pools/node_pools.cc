@@ -27,15 +27,60 @@ NodePools::NodePools(const Sysfs& sysfs, PluginConfig config, VfTableReader vf_t
     : sysfs_(sysfs), config_(std::move(config)), vf_tables_(std::move(vf_tables)) {}
 
 void NodePools::rescan() {
+  shape_ = readScanShape(sysfs_);  // before the scan: a change during it shows at the next resync
   inv_ = scanNode(sysfs_, kScan);
   moved_.observe(inv_);
   ports_.clear();  // the scan read them; HealthInputs seeds from it
+  vf_links_.clear();
+  refreshVfTables(pfNetdevs());
+}
+
+std::set<std::string> NodePools::pfNetdevs() const {
   std::set<std::string> pfs;
   for (const NicFunction& fn : inv_.nics) {
     if (!fn.pci.vfs.empty() && !fn.netdevs.empty()) pfs.insert(fn.netdevs.front().name);
   }
-  vf_links_.clear();
-  refreshVfTables(pfs);
+  return pfs;
+}
+
+bool NodePools::resync(std::string* why) {
+  if (auto change = shapeChange(sysfs_, inv_, shape_)) {
+    if (why) *why = *change;
+    rescan();
+    return true;
+  }
+  bool changed = false;
+  // What health judges and no uevent announces, of the functions that are not VFs (a VF is
+  // judged by its PF, health.h): their RDMA ports' states (a port goes down with its link and
+  // comes back ACTIVE later) and their netdevs' link state in sysfs (health's fallback when
+  // netlink is absent).
+  for (NicFunction& fn : inv_.nics) {
+    if (fn.pci.pf) continue;
+    for (const RdmaDevice& r : fn.rdma) {
+      std::vector<int> now = readPortStates(sysfs_, r.name);
+      auto it = ports_.find(r.name);
+      std::vector<int> before;
+      if (it != ports_.end()) {
+        before = it->second;
+      } else {
+        for (const RdmaPort& p : r.ports) before.push_back(p.state_num);
+      }
+      if (now != before) {
+        changed = true;
+        ports_[r.name] = std::move(now);
+      }
+    }
+    std::vector<Netdev> now = netdevsOf(sysfs_, fn.pci.address);
+    if (now != fn.netdevs) {
+      changed = true;
+      fn.netdevs = std::move(now);
+    }
+  }
+  auto tables = vf_links_;
+  refreshVfTables(pfNetdevs());
+  if (tables != vf_links_) changed = true;
+  if (changed && why) *why = "RDMA port, PF link or VF link state";
+  return changed;
 }
 
 bool NodePools::rescanFor(const std::vector<std::string>& devpaths) {

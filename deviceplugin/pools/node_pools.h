@@ -21,6 +21,7 @@
 #include "deviceplugin/pools/health.h"
 #include "deviceplugin/pools/moved_attributes.h"
 #include "deviceplugin/pools/pool.h"
+#include "deviceplugin/pools/scan_shape.h"
 
 namespace rdmanet::dp {
 
@@ -56,6 +57,13 @@ class NodePools {
   // had to rescan the whole node.
   bool rescanFor(const std::vector<std::string>& devpaths);
 
+  // The periodic safety net against lost events, at a fraction of rescan()'s cost: when sysfs
+  // no longer shows what the last scan read (scan_shape.h), a full rescan(); otherwise it only
+  // re-reads what changes without a uevent: every RDMA port's state, the non-VF functions'
+  // netdevs (their link state when netlink is not there to say it) and the PFs' VF tables.
+  // Returns whether anything a build() looks at changed; `why` (optional) gets what did.
+  bool resync(std::string* why = nullptr);
+
   // Netlink's word on a link (it beats sysfs). Returns true when the state changed.
   bool setLink(const std::string& name, LinkState state);
   void eraseLink(const std::string& name);
@@ -77,11 +85,13 @@ class NodePools {
 
  private:
   HealthInputs healthInputs() const;
+  std::set<std::string> pfNetdevs() const;
 
   const Sysfs& sysfs_;
   PluginConfig config_;
   VfTableReader vf_tables_;
   NodeInventory inv_;
+  ScanShape shape_;  // the node-wide listings the inventory was scanned with
   MovedAttributes moved_;
   std::map<std::string, LinkState> links_;                          // netlink, by netdev
   std::map<std::string, std::vector<int>> ports_;                   // RDMA device -> port states

@@ -14,18 +14,6 @@ bool anyOf(const std::vector<T>& values, const T& v) {
   return values.empty() || std::find(values.begin(), values.end(), v) != values.end();
 }
 
-std::string_view linkTypeName(LinkType t) {
-  switch (t) {
-    case LinkType::kEther:
-      return "ether";
-    case LinkType::kInfiniband:
-      return "infiniband";
-    case LinkType::kOther:
-      break;
-  }
-  return "other";
-}
-
 bool refMatches(const std::vector<DeviceRef>& refs, const NicFunction& fn, const NicFunction* pf,
                 bool by_address) {
   if (refs.empty()) return true;
@@ -62,9 +50,13 @@ PoolDevice makeDevice(const NicFunction& fn, const NodeInventory& inv) {
   d.netdev = firstNetdev(fn);
   d.driver = fn.pci.driver;
   d.vf_index = fn.pci.vf_index;
+  if (!fn.netdevs.empty()) d.link_type = linkTypeName(fn.netdevs.front().link_type);
   if (fn.pci.pf) {
     if (const NicFunction* pf = inv.nic(*fn.pci.pf)) {
       d.pf_netdev = firstNetdev(*pf);
+      // A VF's link layer is its PF's; taking it from there keeps it while the VF's netdev is
+      // in a pod (the host no longer lists it).
+      if (!pf->netdevs.empty()) d.link_type = linkTypeName(pf->netdevs.front().link_type);
       if (!pf->rdma.empty()) d.pf_rdma_device = pf->rdma.front().name;
     }
   }

@@ -38,6 +38,7 @@ struct PoolDevice {
   std::string driver{};                    // the bound driver, "" when unbound
   std::optional<int> vf_index{};           // a VF's N in its PF's virtfnN
   std::string pf_rdma_device{};            // a VF's PF's RDMA device, "" when none
+  std::string link_type{};                 // "ether", "infiniband" (a VF's: its PF's); "" unknown
   std::optional<Distance> gpu_distance{};  // to the nearest GPU
   bool healthy = true;
   std::string fault{};  // why it is Unhealthy (health.h faultOf), "" while Healthy

@@ -98,7 +98,7 @@ TEST_F(DaemonTest, RegistersEveryPoolAndSignalsReadyOnce) {
   EXPECT_TRUE(kubelet_->waitForHealthy("rdma/vf", 16, 16, 5s));
   settle();
   EXPECT_EQ(ready_calls_, 1);
-  EXPECT_TRUE(metrics_.ready());
+  EXPECT_TRUE(daemon_->ready());
 }
 
 TEST_F(DaemonTest, RefusedRegistrationIsRetriedOnlyWhenTheBackoffHasPassed) {

@@ -17,6 +17,7 @@ namespace rdmanet::dp {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Result<Flags> parse(std::vector<std::string> args) {
   args.insert(args.begin(), "rdmanet-device-plugin");
@@ -169,17 +170,15 @@ TEST(FlagsTest, DraFlagsAndTheirDefaults) {
   }
 }
 
-TEST(MetricsTest, ReadyOnlyWhenEveryPoolIsRegistered) {
+TEST(MetricsTest, RegisteredGaugesFollowPoolsAndRemovalForgetsThem) {
   Metrics m;
-  EXPECT_FALSE(m.ready());
   m.setPoolDevices("rdma/a", 3, 1);
   m.setPoolDevices("rdma/b", 2, 0);
   m.setRegistered("rdma/a", true);
-  EXPECT_FALSE(m.ready());
   m.setRegistered("rdma/b", true);
-  EXPECT_TRUE(m.ready());
+  EXPECT_THAT(m.render(), HasSubstr("rdmanet_dp_registered{resource=\"rdma/b\"} 1"));
   m.removePool("rdma/b");
-  EXPECT_TRUE(m.ready());
+  EXPECT_THAT(m.render(), Not(HasSubstr("resource=\"rdma/b\"")));
   std::string text = m.render();
   EXPECT_THAT(text, HasSubstr("rdmanet_dp_devices{resource=\"rdma/a\",health=\"unhealthy\"} 1"));
   EXPECT_THAT(text, HasSubstr("# TYPE rdmanet_dp_allocate_duration_seconds histogram"));

@@ -82,10 +82,12 @@ TEST_F(SliceWorkerTest, EveryDeviceIsPublishedWithItsTopologyAndPoolAttributes) 
   EXPECT_EQ(a["rdmanet.io/pfPciAddress"]["string"], node_.pf(2).str());
   EXPECT_EQ(a["rdmanet.io/pfName"]["string"], node_.pfNetdev(2));
   EXPECT_TRUE(a.contains("rdmanet.io/rdmaDevice"));
+  EXPECT_EQ(a["rdmanet.io/linkType"]["string"], "ether");  // the PF's link layer
   EXPECT_FALSE(tainted(vf));
   const json& pf = devs.at(dra::pciDeviceName(node_.pf(0)));
   EXPECT_EQ(pf["attributes"]["rdmanet.io/pool"]["string"], "rdma/shared");
   EXPECT_EQ(pf["attributes"]["resource.kubernetes.io/pcieRoot"]["string"], "pci0000:00");
+  EXPECT_EQ(pf["attributes"]["rdmanet.io/linkType"]["string"], "ether");
   EXPECT_FALSE(pf.contains("allowMultipleAllocations"));  // behind a flag
 }
 

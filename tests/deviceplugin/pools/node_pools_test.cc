@@ -1,5 +1,6 @@
 // NodePools on the simulated node: pools with health from the scan, transitions counted once,
-// and the event-driven rescan that re-reads only the PF a uevent names.
+// the event-driven rescan that re-reads only the PF a uevent names, and the periodic resync that
+// rescans only when the node's shape changed.
 #include "deviceplugin/pools/node_pools.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,53 @@ TEST_F(NodePoolsTest, AUeventOfNoPciFunctionRescansTheWholeNode) {
   node_.tree().setNetdevUp(node_.pfNetdev(0), false);
   EXPECT_TRUE(core_.rescanFor({"/devices/virtual/infiniband/rxe0"}));
   EXPECT_EQ(core_.build().pools[0].healthyCount(), 12u);
+}
+
+TEST_F(NodePoolsTest, AResyncOfAnUnchangedNodeChangesNothing) {
+  const auto before = core_.build();
+  std::string why = "untouched";
+  EXPECT_FALSE(core_.resync(&why));
+  EXPECT_EQ(why, "untouched");
+  const auto after = core_.build();
+  ASSERT_EQ(after.pools.size(), before.pools.size());
+  for (size_t i = 0; i < after.pools.size(); ++i) {
+    EXPECT_EQ(after.pools[i].devices, before.pools[i].devices);
+  }
+}
+
+TEST_F(NodePoolsTest, AResyncSeesAPfPortGoingDownThatNoEventReported) {
+  core_.build();
+  const NicFunction* pf = core_.inventory().nic(node_.pf(1));
+  ASSERT_NE(pf, nullptr);
+  node_.tree().setRdmaPortActive(pf->rdma.at(0).name, 1, false);
+  EXPECT_TRUE(core_.build().changes.empty());  // not re-read yet
+  std::string why;
+  EXPECT_TRUE(core_.resync(&why));
+  EXPECT_EQ(why, "RDMA port, PF link or VF link state");
+  EXPECT_EQ(core_.build().pools[0].healthyCount(), 12u);  // its 4 VFs
+  node_.tree().setRdmaPortActive(pf->rdma.at(0).name, 1, true);
+  EXPECT_TRUE(core_.resync());
+  EXPECT_EQ(core_.build().pools[0].healthyCount(), 16u);
+}
+
+TEST_F(NodePoolsTest, AResyncReadsAPfLinkStateFromSysfsWhenNetlinkIsSilent) {
+  core_.build();
+  node_.tree().setNetdevUp(node_.pfNetdev(2), false);
+  EXPECT_TRUE(core_.resync());
+  EXPECT_EQ(core_.build().pools[0].healthyCount(), 12u);
+}
+
+TEST_F(NodePoolsTest, AResyncRescansWhenTheShapeChanged) {
+  core_.build();
+  const PciAddress vf = node_.vf(0, 3);
+  node_.tree().bindDriver(vf, "");
+  std::string why;
+  EXPECT_TRUE(core_.resync(&why));
+  EXPECT_NE(why.find(vf.str() + ": driver"), std::string::npos) << why;
+  auto built = core_.build();
+  ASSERT_NE(built.pools[0].find(vf.str()), nullptr);
+  EXPECT_FALSE(built.pools[0].find(vf.str())->healthy);
+  EXPECT_FALSE(core_.resync());  // the rescan took the new shape
 }
 
 }  // namespace

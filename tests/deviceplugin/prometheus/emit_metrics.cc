@@ -1,10 +1,12 @@
-// Prints what the daemon's /metrics serves (the daemon's series, then the doctor's, as
-// daemon/probes.cc concatenates them) for a node in a busy state: pools with hostile names,
-// every counter family, histograms, and a doctor run with failures and counter deltas. The
-// parse test (parse_metrics.py) reads it with the Prometheus client library's own parser.
+// Prints what the daemon's /metrics serves (the daemon's series, the DRA front's ResourceSlice
+// series, then the doctor's, as daemon/probes.cc concatenates them) for a node in a busy state:
+// pools with hostile names, every counter family, histograms, and a doctor run with failures and
+// counter deltas. The parse test (parse_metrics.py) reads it with the Prometheus client library's
+// own parser.
 #include <iostream>
 
 #include "deviceplugin/doctor/render.h"
+#include "deviceplugin/dra/slice_metrics.h"
 #include "deviceplugin/metrics.h"
 #include "tests/deviceplugin/doctor/doctor_node.h"
 
@@ -34,6 +36,9 @@ int main() {
                             .device = "a\"b\\c\nd",
                             .verdict = rdmanet::doctor::Verdict::kWarn,
                             .evidence = {}});
-  std::cout << m.render() << rdmanet::doctor::renderPrometheus(report);
+  // A DRA node whose API server runs without DRADeviceTaints: taints dropped, shared pools fine.
+  const std::string slices = rdmanet::dp::renderSliceMetrics(
+      {.published_version = 4, .generation = 7, .failures = 2, .taints_dropped = true});
+  std::cout << m.render() << slices << rdmanet::doctor::renderPrometheus(report);
   return 0;
 }

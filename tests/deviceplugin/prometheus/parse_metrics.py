@@ -21,6 +21,9 @@ EXPECTED_TYPES = {
     "rdmanet_dp_health_transitions": "counter",
     "rdmanet_dp_allocations": "counter",
     "rdmanet_dp_allocate_duration_seconds": "histogram",
+    "rdmanet_dra_slice_generation": "gauge",
+    "rdmanet_dra_slice_publish_failures": "counter",
+    "rdmanet_dra_api_field_dropped": "gauge",
     "rdmanet_doctor_check": "gauge",
     "rdmanet_doctor_rdma_counter": "counter",
     "rdmanet_doctor_counter_delta": "gauge",
@@ -49,6 +52,14 @@ devices = {(s.labels["resource"], s.labels["health"]): s.value
            for s in by_name["rdmanet_dp_devices"].samples}
 check(devices.get((HOSTILE, "healthy")) == 3, f"hostile pool's healthy devices: {devices}")
 check(devices.get(("rdma/shared", "unhealthy")) == 0, "rdma/shared unhealthy gauge")
+
+dropped = {(s.labels["field"], s.labels["gate"]): s.value
+           for s in by_name["rdmanet_dra_api_field_dropped"].samples}
+check(dropped == {("taints", "DRADeviceTaints"): 1,
+                  ("allowMultipleAllocations", "DRAConsumableCapacity"): 0},
+      f"dropped fields: {dropped}")
+check(by_name["rdmanet_dra_slice_generation"].samples[0].value == 7, "slice generation")
+check(by_name["rdmanet_dra_slice_publish_failures"].samples[0].value == 2, "publish failures")
 
 regs = {(s.labels["resource"], s.labels["result"]): s.value
         for s in by_name["rdmanet_dp_registrations"].samples}
