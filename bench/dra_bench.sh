@@ -107,6 +107,11 @@ published=$("$client" slices --server "$url" --node "$node_name" --want "$want" 
 rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dp/status")
 hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$dp/status")
 threads=$(awk '/^Threads/ {print $2}' "/proc/$dp/status")
+# Of VmRSS: the heap and stacks (RssAnon) and the mapped binary and shared libraries (RssFile,
+# libcurl's TLS stack included), to tell data growth from code.
+anon_kb=$(awk '/^RssAnon/ {print $2}' "/proc/$dp/status")
+file_kb=$(awk '/^RssFile/ {print $2}' "/proc/$dp/status")
+libs=$(awk '$6 ~ /\.so/ {print $6}' "/proc/$dp/maps" | sort -u | wc -l)
 
 sock=$work/kubelet/plugins/$driver/dra.sock
 wait_for 30 test -S "$sock" || { tail "$work/plugin.log" >&2; echo "no $sock" >&2; exit 1; }
@@ -140,6 +145,8 @@ printf '%-36s %s ms (%s slices, %s devices, generation %s, %s polls)\n' \
   "$(field "$published" .generation)" "$(field "$published" .polls)"
 printf '%-36s VmRSS %s MB, VmHWM %s MB (%s threads)  [%s, target < 20]\n' "memory, published" \
   "$(mb "$rss_kb")" "$(mb "$hwm_kb")" "$threads" "$(verdict "$hwm_kb < 20480")"
+printf '%-36s RssAnon %s MB, RssFile %s MB (%s shared libraries mapped)\n' "  of which" \
+  "$(mb "$anon_kb")" "$(mb "$file_kb")" "$libs"
 printf '%-36s VmRSS %s MB, VmHWM %s MB\n' "memory, after $claims claims" "$(mb "$rss_after_kb")" \
   "$(mb "$hwm_after_kb")"
 row "NodePrepareResources (with GET)" "$(p50 prepare)" "$(p99 prepare)"
@@ -149,5 +156,5 @@ row "  prepare again (checkpoint, no GET)" "$(p50 prepare_checkpointed)" "$(p99 
 row "NodeUnprepareResources" "$(p50 unprepare)" "$(p99 unprepare)"
 row "bare gRPC unary (same socket kind)" "$b50" "$b99"
 printf '%-36s %s %s (CDI files left: %s)\n' "errors" "$(field "$prep" .errors)" "$(field "$prep" .first_error)" "$left"
-printf '{"devices":%s,"load":"%s","publish":%s,"rss_kb":%s,"hwm_kb":%s,"rss_after_kb":%s,"hwm_after_kb":%s,"claims":%s,"bare":%s}\n' \
-  "$want" "$load" "$published" "$rss_kb" "$hwm_kb" "$rss_after_kb" "$hwm_after_kb" "$prep" "$bare"
+printf '{"devices":%s,"load":"%s","publish":%s,"rss_kb":%s,"hwm_kb":%s,"rss_anon_kb":%s,"rss_file_kb":%s,"rss_after_kb":%s,"hwm_after_kb":%s,"claims":%s,"bare":%s}\n' \
+  "$want" "$load" "$published" "$rss_kb" "$hwm_kb" "$anon_kb" "$file_kb" "$rss_after_kb" "$hwm_after_kb" "$prep" "$bare"
