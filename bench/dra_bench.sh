@@ -5,7 +5,7 @@
 #   - publish: daemon start to the first complete pool on the server (16 slices of 64 devices,
 #     one generation), polled on the server's list every 10 ms, not read from logs;
 #   - memory: VmRSS and VmHWM of the daemon once published and after the prepare load
-#     (target < 20 MB; the binary carries both fronts);
+#     (target < 20 MB; the binary carries both fronts), split into RssAnon and RssFile;
 #   - NodePrepareResources latency over many claims (rdmanet-dra-bench-client prepare), each
 #     created with an allocation result on the server, then prepared and unprepared through the
 #     DRA socket as kubelet does:
@@ -37,7 +37,9 @@ while (($#)); do
   esac
 done
 [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 127)) || { echo "dra_bench: bad --vfs $n" >&2; exit 1; }
-command -v node >/dev/null || { echo "dra_bench: needs node (Node.js)" >&2; exit 1; }
+for tool in node jq; do
+  command -v "$tool" >/dev/null || { echo "dra_bench: needs $tool" >&2; exit 1; }
+done
 
 if [[ ! -f $build_dir/build.ninja ]]; then
   cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
