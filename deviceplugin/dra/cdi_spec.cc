@@ -33,6 +33,14 @@ nlohmann::json claimCdiSpec(const std::vector<CdiDevice>& devices) {
 }
 
 Status writeClaimCdiSpec(const fs::path& file, const std::vector<CdiDevice>& devices) {
+  // --cdi-dir need not exist on a fresh node (the runtime only reads it): make it, as the
+  // device-plugin front does for its CDI files.
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  if (ec) {
+    return errnoError(ErrorCode::kIoFailure, ec.value(),
+                      fmt::format("cannot create {}", file.parent_path().string()));
+  }
   return writeFileAtomic(file, claimCdiSpec(devices).dump(2) + "\n");
 }
 

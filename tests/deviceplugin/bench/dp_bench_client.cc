@@ -23,27 +23,13 @@
 #include <thread>
 
 #include "proto/api.grpc.pb.h"
+#include "tests/deviceplugin/bench/latency_stats.h"
 
 namespace {
 
 namespace pb = ::v1beta1;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-json stats(std::vector<double> us) {
-  std::sort(us.begin(), us.end());
-  auto pct = [&](double p) {
-    return us.empty() ? 0 : us[static_cast<size_t>(p * (us.size() - 1))];
-  };
-  double sum = 0;
-  for (double v : us) sum += v;
-  return {{"n", us.size()},
-          {"p50_us", pct(0.5)},
-          {"p90_us", pct(0.9)},
-          {"p99_us", pct(0.99)},
-          {"max_us", us.empty() ? 0 : us.back()},
-          {"mean_us", us.empty() ? 0 : sum / us.size()}};
-}
 
 json timeAllocate(const std::string& socket, const std::string& id, int n) {
   auto ch = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
@@ -61,7 +47,7 @@ json timeAllocate(const std::string& socket, const std::string& id, int n) {
     if (!st.ok()) ++errors;
     if (i >= 100) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  json j = stats(us);
+  json j = rdmanet::bench::latencyStats(us);
   j["errors"] = errors;
   return j;
 }

@@ -158,6 +158,18 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   EXPECT_EQ(un->claims().at(uid).error(), "");
 }
 
+TEST_F(DraPrepareTest, AMissingCdiDirIsCreatedOnTheFirstPrepare) {
+  // A fresh node may have no /var/run/cdi yet: the runtime only reads it.
+  startRegistered(api_->url());
+  fs::remove_all(cdi_dir_);
+  const std::string dev = dra::pciDeviceName(node_.vf(0, 0));
+  const std::string uid = createClaim("fresh-node", json::array({result("nic", dev)}));
+  auto resp = kubelet_->prepare({{"team", uid, "fresh-node"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  EXPECT_EQ(resp->claims().at(uid).error(), "");
+  EXPECT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));
+}
+
 TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
   startRegistered(api_->url());
   const std::string vf = dra::pciDeviceName(node_.vf(1, 0));
