@@ -79,7 +79,8 @@ function unknownFields(obj, kind, where, out, pkg) {
     for (const [k, x] of Object.entries(v)) {
       const kp = p ? `${p}.${k}` : k;
       if (!known.has(k)) out.push(`${where}: ${kind} has unknown field ${kp}`);
-      if (kFreeFormMaps.has(k)) continue;
+      // A list under such a name is typed (a DRA claim's devices.requests), not a map.
+      if (kFreeFormMaps.has(k) && !Array.isArray(x)) continue;
       // A Service's spec.selector is a plain label map (workloads' is a LabelSelector).
       if (kind === 'Service' && kp === 'spec.selector') continue;
       walk(x, kp);
