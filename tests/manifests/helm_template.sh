@@ -72,9 +72,8 @@ EOF
   *)
     f=$values_dir/$what.yaml
     [[ -f $f ]] || die "no values file $f"
-    api=$(sed -n 's/^api: *//p' "$f")
     render "$tmp/r.yaml" -f "$f"
-    "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc" --api "${api:-deviceplugin}"
+    "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc" --api "$(values_api "$f")"
     # The file's own mode (its name, less a -dra suffix) must be what its networks render.
     for nc in "$tmp"/nc/*.json; do
       [[ $(basename "$nc") == device-plugin-*.json ]] && continue
