@@ -68,6 +68,25 @@ EOF
     for c in vf-a.nic.example.com shared.nic.example.com; do
       grep -qx "  name: $c" "$tmp/b.yaml" || die "no DeviceClass $c"
     done
+    # The README's move from the device plugin, node by node: the old release kept off the
+    # labelled nodes, a second one with api: dra on them, the NADs left to the first.
+    cat >"$tmp/old.yaml" <<'EOF'
+daemonset:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: rdmanet.io/api, operator: NotIn, values: [dra]}]
+EOF
+    render "$tmp/old.yaml.out" -f "$values_dir/sriov.yaml" -f "$tmp/old.yaml"
+    "${check[@]}" "$tmp/old.yaml.out" --min-networks 1
+    "$helm" template rdmanet-dra "$chart" --namespace kube-system -f "$values_dir/sriov.yaml" \
+      --set api=dra --set 'daemonset.nodeSelector.rdmanet\.io/api=dra' --set-json 'networks=[]' \
+      >"$tmp/new.yaml"
+    "${check[@]}" "$tmp/new.yaml" --api dra
+    ! grep -qx 'kind: NetworkAttachmentDefinition' "$tmp/new.yaml" || die "the DRA release renders NADs"
+    grep -q 'rdmanet.io/api: dra' "$tmp/new.yaml" || die "the DRA release ignores its nodeSelector"
+    grep -qx '  name: rdmanet-dra-dra' "$tmp/new.yaml" || die "the second release's RBAC is not its own"
     ;;
   *)
     f=$values_dir/$what.yaml
