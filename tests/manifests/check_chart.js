@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Checks one `helm template` render of the rdmanet chart:
 //   node check_chart.js RENDER.yaml [--netconf-out DIR] [--min-networks N] [--install-cni false]
-// 1. every object validates offline (k8s_check.js), every netconf too (netconf_check.js);
+//                       [--api deviceplugin|dra]
+// 1. every object validates offline (k8s_check.js; with --api dra against kubernetes-models
+//    5.1.0 too, which has resource.k8s.io/v1), every netconf too (netconf_check.js);
 // 2. the DaemonSet is what issue 6 asks for, and its parts refer to each other consistently
-//    (flags vs mounts, probes vs ports, checksum vs config, Service vs pods);
+//    (flags vs mounts, probes vs ports, checksum vs config, Service vs pods); with --api dra,
+//    the DRA wiring, RBAC and DeviceClasses of issue 12 (check_dra.js);
 // 3. with --netconf-out, each NAD's netconf is written to DIR/<name>.json, the device plugin
 //    config to DIR/device-plugin-config.json and its container args (a JSON array) to
 //    DIR/device-plugin-args.json, for render_feeds_binaries.sh.
@@ -12,7 +15,8 @@
 const crypto = require('crypto');
 const fs = require('fs');
 const path = require('path');
-const {parseDocs, checkObject} = require('./k8s_check.js');
+const {parseDocs, checkObject, kModelsDefault, kModelsDra} = require('./k8s_check.js');
+const {checkDra, checkNoDra} = require('./check_dra.js');
 const {checkNetconf, kResourceAnnotation} = require('./netconf_check.js');
 
 const args = process.argv.slice(2);
@@ -24,11 +28,15 @@ const opt = (name) => {
 const netconfOut = opt('--netconf-out');
 const minNetworks = Number(opt('--min-networks') || 0);
 const expectInstall = opt('--install-cni') !== 'false';
+const api = opt('--api') || 'deviceplugin';
+if (!['deviceplugin', 'dra'].includes(api)) throw new Error(`--api ${api}: deviceplugin or dra`);
+const dra = api === 'dra';
 
 const errors = [];
 const fail = (msg) => errors.push(msg);
 const docs = parseDocs(fs.readFileSync(file, 'utf8'), path.basename(file));
-for (const d of docs) errors.push(...checkObject(d, path.basename(file)));
+const models = dra ? kModelsDra : kModelsDefault;
+for (const d of docs) errors.push(...checkObject(d, path.basename(file), models));
 
 const ofKind = (k) => docs.filter((d) => d.kind === k);
 const one = (k) => {
@@ -70,7 +78,8 @@ const expectEq = (what, got, want) => {
 if (ds) {
   expectEq('hostNetwork', pod.hostNetwork, true);
   expectEq('priorityClassName', pod.priorityClassName, 'system-node-critical');
-  expectEq('automountServiceAccountToken', pod.automountServiceAccountToken, false);
+  // Only the DRA driver calls the API server.
+  expectEq('automountServiceAccountToken', pod.automountServiceAccountToken, dra);
   expectEq('updateStrategy.type', ds.spec.updateStrategy.type, 'RollingUpdate');
   expectEq('rollingUpdate.maxSurge (host port)', ds.spec.updateStrategy.rollingUpdate.maxSurge, 0);
   if (!pod.tolerations || !pod.tolerations.length) fail('DaemonSet has no tolerations');
@@ -80,7 +89,6 @@ if (ds) {
   if (sa.length && sa[0].metadata.name !== pod.serviceAccountName) {
     fail(`serviceAccountName ${pod.serviceAccountName} is not the rendered ServiceAccount`);
   }
-  if (ofKind('Role').length + ofKind('ClusterRole').length) fail('RBAC rendered, none is needed');
 
   // Least privilege: no container is privileged; capabilities are all dropped and none added.
   const all = [...(pod.initContainers || []), ...pod.containers];
@@ -112,6 +120,9 @@ if (ds) {
   else {
     checkDevicePlugin(dp);
     dpArgs = dp.args || [];
+    const ctx = {docs, pod, container: dp, dpConfig, fail, expectEq, mountFor, hostPathOf, flag};
+    if (dra) checkDra(ctx);
+    else checkNoDra(ctx);
   }
   checkInstallCni((pod.initContainers || []).find((c) => c.name === 'install-cni'));
 
@@ -139,14 +150,11 @@ function checkDevicePlugin(c) {
   if (!cfgMount) fail(`--config ${cfg} is not inside a mounted volume`);
   else if (!pod.volumes.find((v) => v.name === cfgMount.name).configMap) fail('--config not from the ConfigMap');
   else if (cfgMount.subPath) fail('config mounted with subPath: hot reload would never see changes');
-  const kubelet = flag(argv, '--kubelet-dir');
-  const dpm = mountFor(c, `${kubelet}/device-plugins`);
-  if (!dpm || dpm.readOnly) fail(`--kubelet-dir ${kubelet}: device-plugins not mounted read-write`);
-  else if (!/\/device-plugins$/.test(hostPathOf(dpm.name) || '')) fail('device-plugins is not a hostPath');
+  // The kubelet dirs depend on the API: check_dra.js.
   const root = flag(argv, '--sysfs-root');
   const sys = mountFor(c, `${root === '/' ? '' : root}/sys`);
   if (!sys || !sys.readOnly || hostPathOf(sys.name) !== '/sys') fail(`--sysfs-root ${root}: no read-only hostPath /sys at ${root}/sys`);
-  for (const f of ['--devinfo-dir', '--cdi-dir']) {
+  for (const f of dra ? ['--cdi-dir'] : ['--devinfo-dir', '--cdi-dir']) {
     const m = mountFor(c, flag(argv, f));
     if (!m || m.readOnly || !hostPathOf(m.name)) fail(`${f} ${flag(argv, f)} is not a writable hostPath mount`);
   }

@@ -11,7 +11,7 @@ for m in $(modes); do
   renders+=("$tmp/$m.yaml")
 done
 examples=("$examples_dir"/*.yaml)
-((${#examples[@]} >= 3)) || die "expected the PyTorch, macvlan/shared and pre-flight examples"
+((${#examples[@]} >= 5)) || die "expected the PyTorch (sriov, DRA), macvlan/shared, GPU-NIC claim and pre-flight examples"
 node "$tests_dir/check_examples.js" --scripts-out "$tmp/scripts" --renders "${renders[@]}" \
   --examples "${examples[@]}"
 

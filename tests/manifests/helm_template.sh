@@ -3,9 +3,11 @@
 # (check_chart.js: kubernetes-models, netconfs, the DaemonSet's wiring).
 #
 #   helm_template.sh default       the chart's own values
-#   helm_template.sh <mode>        manifests/values/<mode>.yaml (sriov, macvlan, host-device)
+#   helm_template.sh <mode>        manifests/values/<mode>.yaml (sriov, macvlan, host-device,
+#                                  sriov-dra: a file with `api: dra` is checked as such)
 #   helm_template.sh toggles       the optional parts switched: metrics Service + ServiceMonitor,
 #                                  CDI, no CNI install, an existing ServiceAccount, image digest
+#   helm_template.sh dra           api: dra with the defaults, and with its values changed
 source "$(dirname "$0")/lib.sh"
 require_tools
 make_tmp
@@ -45,16 +47,57 @@ case $what in
     [[ $(sum "$tmp/d.yaml") != "$(sum "$tmp/c.yaml")" ]] || die "checksum ignores a pool change"
     [[ $(sum "$tmp/d.yaml") == "$(sum "$tmp/e.yaml")" ]] || die "checksum changes with a network"
     ;;
+  dra)
+    render "$tmp/a.yaml" --set api=dra
+    "${check[@]}" "$tmp/a.yaml" --api dra
+    ! grep -q -- '--dra-allow-multiple-allocations' "$tmp/a.yaml" || die "KEP-5075 is on by default"
+    # Everything of the driver follows its values: name, kubelet dir, KEP-5075, several pools
+    # (an underscore in a pool name is not DNS: its class name uses '-').
+    cat >"$tmp/pools.yaml" <<'EOF'
+pools:
+  - {resourceName: vf_a, selectors: [{pfNames: [ens1f0]}]}
+  - {resourceName: shared, mode: shared, selectors: [{ifNames: [ens2f0]}]}
+EOF
+    render "$tmp/b.yaml" --set api=dra --set dra.driverName=nic.example.com \
+      --set devicePlugin.kubeletDir=/var/lib/k0s/kubelet --set dra.allowMultipleAllocations=true \
+      --set devicePlugin.resourcePrefix=example.com -f "$tmp/pools.yaml"
+    "${check[@]}" "$tmp/b.yaml" --api dra
+    grep -qx -- ' *- --dra-allow-multiple-allocations' "$tmp/b.yaml" ||
+      die "allowMultipleAllocations does not pass --dra-allow-multiple-allocations"
+    grep -qx -- ' *- /var/lib/k0s/kubelet' "$tmp/b.yaml" || die "kubeletDir is not the --kubelet-dir"
+    for c in vf-a.nic.example.com shared.nic.example.com; do
+      grep -qx "  name: $c" "$tmp/b.yaml" || die "no DeviceClass $c"
+    done
+    # The README's move from the device plugin, node by node: the old release kept off the
+    # labelled nodes, a second one with api: dra on them, the NADs left to the first.
+    cat >"$tmp/old.yaml" <<'EOF'
+daemonset:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+          - matchExpressions: [{key: rdmanet.io/api, operator: NotIn, values: [dra]}]
+EOF
+    render "$tmp/old.yaml.out" -f "$values_dir/sriov.yaml" -f "$tmp/old.yaml"
+    "${check[@]}" "$tmp/old.yaml.out" --min-networks 1
+    "$helm" template rdmanet-dra "$chart" --namespace kube-system -f "$values_dir/sriov.yaml" \
+      --set api=dra --set 'daemonset.nodeSelector.rdmanet\.io/api=dra' --set-json 'networks=[]' \
+      >"$tmp/new.yaml"
+    "${check[@]}" "$tmp/new.yaml" --api dra
+    ! grep -qx 'kind: NetworkAttachmentDefinition' "$tmp/new.yaml" || die "the DRA release renders NADs"
+    grep -q 'rdmanet.io/api: dra' "$tmp/new.yaml" || die "the DRA release ignores its nodeSelector"
+    grep -qx '  name: rdmanet-dra-dra' "$tmp/new.yaml" || die "the second release's RBAC is not its own"
+    ;;
   *)
     f=$values_dir/$what.yaml
     [[ -f $f ]] || die "no values file $f"
     render "$tmp/r.yaml" -f "$f"
-    "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc"
-    # The file's own mode must be what its networks render.
+    "${check[@]}" "$tmp/r.yaml" --min-networks 1 --netconf-out "$tmp/nc" --api "$(values_api "$f")"
+    # The file's own mode (its name, less a -dra suffix) must be what its networks render.
     for nc in "$tmp"/nc/*.json; do
       [[ $(basename "$nc") == device-plugin-*.json ]] && continue
       node -e 'const r=require(process.argv[1]);if(r.netconf.mode!==process.argv[2])
-        {console.error(`${r.netconf.name}: mode ${r.netconf.mode}`);process.exit(1)}' "$nc" "$what" ||
+        {console.error(`${r.netconf.name}: mode ${r.netconf.mode}`);process.exit(1)}' "$nc" "${what%-dra}" ||
         die "values/$what.yaml renders a network of another mode"
     done
     ;;

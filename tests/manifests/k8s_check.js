@@ -1,6 +1,9 @@
 // Offline checks of Kubernetes objects, shared by the manifest tests.
 //
-// - Built-in kinds are validated with kubernetes-models (types, required fields, formats).
+// - Built-in kinds are validated with kubernetes-models (types, required fields, formats):
+//   4.5.1 (Kubernetes 1.31, the plain `kubernetes-models`) by default; a caller that passes
+//   kModelsDra also gets 5.1.0 (alias kubernetes-models-5), whose resource.k8s.io/v1 (DRA) kinds
+//   4.5.1 lacks. An object is checked against every listed version that has its kind.
 // - kubernetes-models does not catch misspelled fields, so every key of an object (outside
 //   free-form maps such as labels) must also be a field name that some Kubernetes type has.
 // - CRD kinds the chart renders (NetworkAttachmentDefinition, ServiceMonitor) have no schema in
@@ -23,30 +26,40 @@ function parseDocs(text, where) {
   return docs;
 }
 
-function modelsDir() {
-  return path.dirname(require.resolve('kubernetes-models/package.json'));
+// Package names under the tools' node_modules.
+const kModelsDefault = ['kubernetes-models'];
+const kModelsDra = ['kubernetes-models', 'kubernetes-models-5'];
+
+// 5.x is an ES module whose package.json exports no ./package.json: found through NODE_PATH.
+function modelsDir(pkg) {
+  for (const base of (process.env.NODE_PATH || '').split(path.delimiter).filter(Boolean)) {
+    const dir = path.join(base, pkg);
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+  }
+  return path.dirname(require.resolve(`${pkg}/package.json`));
 }
 
-// Every property name the Kubernetes types declare, read from kubernetes-models' compiled
-// validators (each checked property appears as parentDataProperty:"name").
-let knownFields = null;
-function knownFieldNames() {
-  if (knownFields) return knownFields;
-  knownFields = new Set();
-  const dirs = [
-    path.join(modelsDir(), '_schemas'),
-    path.join(path.dirname(require.resolve('@kubernetes-models/apimachinery/package.json')),
-              '_schemas'),
-  ];
-  for (const dir of dirs) {
-    for (const f of fs.readdirSync(dir)) {
+// Every property name the Kubernetes types of one models package declare, read from its compiled
+// validators (each checked property appears as parentDataProperty:"name"), with those of the
+// apimachinery package it uses (its own nested copy first).
+const knownFields = new Map();
+function knownFieldNames(pkg = 'kubernetes-models') {
+  if (knownFields.has(pkg)) return knownFields.get(pkg);
+  const names = new Set();
+  const dir = modelsDir(pkg);
+  const nested = path.join(dir, 'node_modules/@kubernetes-models/apimachinery');
+  const machinery = fs.existsSync(nested) ? nested
+    : path.dirname(require.resolve('@kubernetes-models/apimachinery/package.json'));
+  for (const d of [path.join(dir, '_schemas'), path.join(machinery, '_schemas')]) {
+    for (const f of fs.readdirSync(d)) {
       if (!f.endsWith('.js')) continue;
-      const src = fs.readFileSync(path.join(dir, f), 'utf8');
-      for (const m of src.matchAll(/parentDataProperty:"([^"]+)"/g)) knownFields.add(m[1]);
+      const src = fs.readFileSync(path.join(d, f), 'utf8');
+      for (const m of src.matchAll(/parentDataProperty:"([^"]+)"/g)) names.add(m[1]);
     }
   }
-  if (knownFields.size < 500) throw new Error('could not read field names from kubernetes-models');
-  return knownFields;
+  if (names.size < 500) throw new Error(`could not read field names from ${pkg}`);
+  knownFields.set(pkg, names);
+  return names;
 }
 
 // Keys whose value is a map with user-chosen keys, not a typed object.
@@ -55,8 +68,8 @@ const kFreeFormMaps = new Set([
   'requests', 'limits', 'capacity', 'allocatable', 'hard', 'parameters',
 ]);
 
-function unknownFields(obj, kind, where, out) {
-  const known = knownFieldNames();
+function unknownFields(obj, kind, where, out, pkg) {
+  const known = knownFieldNames(pkg);
   const walk = (v, p) => {
     if (Array.isArray(v)) {
       v.forEach((x, i) => walk(x, `${p}[${i}]`));
@@ -66,7 +79,8 @@ function unknownFields(obj, kind, where, out) {
     for (const [k, x] of Object.entries(v)) {
       const kp = p ? `${p}.${k}` : k;
       if (!known.has(k)) out.push(`${where}: ${kind} has unknown field ${kp}`);
-      if (kFreeFormMaps.has(k)) continue;
+      // A list under such a name is typed (a DRA claim's devices.requests), not a map.
+      if (kFreeFormMaps.has(k) && !Array.isArray(x)) continue;
       // A Service's spec.selector is a plain label map (workloads' is a LabelSelector).
       if (kind === 'Service' && kp === 'spec.selector') continue;
       walk(x, kp);
@@ -76,16 +90,17 @@ function unknownFields(obj, kind, where, out) {
 }
 
 // The kubernetes-models class for apiVersion/kind, or null for kinds it does not know (CRDs).
-function modelFor(apiVersion, kind) {
+function modelFor(apiVersion, kind, pkg = 'kubernetes-models') {
   // Laid out as <group>/<version>/<Kind>.js, with the core group as plain v1/.
-  const file = path.join(modelsDir(), apiVersion, `${kind}.js`);
+  const file = path.join(modelsDir(pkg), apiVersion, `${kind}.js`);
   if (!fs.existsSync(file)) return null;
   const mod = require(file);
   return mod[kind] || null;
 }
 
-// Validates one object; returns a list of error strings (empty when valid).
-function checkObject(obj, where) {
+// Validates one object against each models package in `models` that has its kind (a CRD's shape
+// is checked by hand); returns a list of error strings (empty when valid).
+function checkObject(obj, where, models = kModelsDefault) {
   const errors = [];
   const kind = obj && obj.kind;
   const name = obj && obj.metadata && obj.metadata.name;
@@ -94,17 +109,21 @@ function checkObject(obj, where) {
     return [`${where}: object without apiVersion/kind`];
   }
   if (typeof name !== 'string' || !name) errors.push(`${id}: metadata.name missing`);
-  const Model = modelFor(obj.apiVersion, kind);
-  if (Model) {
+  let known = false;
+  for (const pkg of models) {
+    const Model = modelFor(obj.apiVersion, kind, pkg);
+    if (!Model) continue;
+    known = true;
+    const tag = models.length > 1 ? `${id} (${pkg})` : id;
     try {
       new Model(obj).validate();
     } catch (e) {
       const details = (e.errors || []).map((x) => `${x.instancePath} ${x.message}`);
-      errors.push(`${id}: ${details.length ? details.join('; ') : e.message}`);
+      errors.push(`${tag}: ${details.length ? details.join('; ') : e.message}`);
     }
-    unknownFields(obj, kind, id, errors);
-    return errors;
+    unknownFields(obj, kind, tag, errors, pkg);
   }
+  if (known) return errors;
   const crd = kCrdChecks[`${obj.apiVersion}/${kind}`];
   if (!crd) return [`${id}: ${obj.apiVersion} ${kind} is neither built in nor a known CRD`];
   return errors.concat(crd(obj, id));
@@ -141,4 +160,4 @@ const kCrdChecks = {
   },
 };
 
-module.exports = {parseDocs, checkObject, knownFieldNames};
+module.exports = {parseDocs, checkObject, knownFieldNames, kModelsDefault, kModelsDra};

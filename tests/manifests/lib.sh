@@ -57,6 +57,13 @@ modes() {
   done
 }
 
+# The `api` a per-mode values file sets (deviceplugin unless it says dra), for check_chart.js.
+values_api() {
+  local api
+  api=$(sed -n 's/^api: *//p' "$1")
+  echo "${api:-deviceplugin}"
+}
+
 # render OUT [helm args...]: helm template into OUT, with the release name and namespace
 # the checks expect.
 render() {

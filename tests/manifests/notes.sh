@@ -32,4 +32,10 @@ expect '(rdma/shared)'
 out=$(notes --set cni.install=false --set devicePlugin.resourcePrefix=rdma.example.com)
 grep -q 'install-cni' <<<"$out" && die "NOTES mention install-cni with cni.install=false"
 expect '.status.allocatable.rdma\.example\.com/vf'
+# api: dra: ResourceSlices and DeviceClasses instead of node allocatable.
+out=$(notes -f "$values_dir/sriov-dra.yaml")
+expect 'kubectl get resourceslices --field-selector spec.driver=rdma.rdmanet.io'
+expect 'Claims ask for a device by class (vf.rdma.rdmanet.io)'
+expect 'accepted the DRA driver rdma.rdmanet.io'
+grep -q 'allocatable' <<<"$out" && die "NOTES for api: dra check node allocatable"
 echo "PASS: NOTES.txt"

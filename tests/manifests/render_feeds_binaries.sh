@@ -23,10 +23,10 @@ bin=${2:-}
 render_all() {
   local name
   for name in default $(modes); do
-    local args=()
-    [[ $name == default ]] || args=(-f "$values_dir/$name.yaml")
+    local args=() api=deviceplugin
+    [[ $name == default ]] || args=(-f "$values_dir/$name.yaml") api=$(values_api "$values_dir/$name.yaml")
     render "$tmp/$name.yaml" "${args[@]}"
-    node "$tests_dir/check_chart.js" "$tmp/$name.yaml" --netconf-out "$tmp/nc/$name" >/dev/null
+    node "$tests_dir/check_chart.js" "$tmp/$name.yaml" --netconf-out "$tmp/nc/$name" --api "$api" >/dev/null
   done
 }
 

@@ -49,6 +49,11 @@ app.kubernetes.io/part-of: rdmanet
 {{- end -}}
 {{- end -}}
 
+{{/* A pool's DeviceClass (api: dra): <resourceName, lower case, '_' as '-'>.<driver>. */}}
+{{- define "rdmanet.deviceClassName" -}}
+{{- printf "%s.%s" (.pool | lower | replace "_" "-") .driver -}}
+{{- end -}}
+
 {{/* The device plugin's config file: the sriov-network-device-plugin format. */}}
 {{- define "rdmanet.deviceConfig" -}}
 {{- $pools := list -}}
@@ -95,6 +100,19 @@ ConfigMap template, which every render includes.
 {{- fail (printf "pools[%d] (%s): rdmaHcaMax applies only to mode: shared" $i $p.resourceName) -}}
 {{- end -}}
 {{- $_ := set $pools $p.resourceName $p -}}
+{{- end -}}
+{{- if eq .Values.api "dra" -}}
+{{- $classes := dict -}}
+{{- range $i, $p := .Values.pools -}}
+{{- $class := include "rdmanet.deviceClassName" (dict "pool" $p.resourceName "driver" $.Values.dra.driverName) -}}
+{{- if or (gt (len $class) 253) (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$" $class)) -}}
+{{- fail (printf "pools[%d] (%s): its DeviceClass name %q is not a DNS subdomain; with api: dra a resourceName must start and end with a letter or digit" $i $p.resourceName $class) -}}
+{{- end -}}
+{{- if hasKey $classes $class -}}
+{{- fail (printf "pools[%d] (%s): its DeviceClass name %q is also pool %s's (names are lower-cased, '_' becomes '-')" $i $p.resourceName $class (get $classes $class)) -}}
+{{- end -}}
+{{- $_ := set $classes $class $p.resourceName -}}
+{{- end -}}
 {{- end -}}
 {{- $names := dict -}}
 {{- range $i, $n := .Values.networks -}}

@@ -1,0 +1,114 @@
+// The api-dependent parts of a chart render (issue 12), for check_chart.js:
+// - checkNoDra (api: deviceplugin): kubelet's device-plugins dir mounted; no RBAC, no DeviceClass;
+// - checkDra (api: dra): the daemon runs with --api dra, its driver name and the host's kubelet
+//   dir; the DRA plugin and registry dirs are mounted at their host paths (kubelet dials the
+//   socket path the driver registers); NODE_NAME comes from the downward API; the RBAC is exactly
+//   what the driver calls; one DeviceClass per pool selects the driver and the pool by CEL and
+//   carries the pool's extended resource name (KEP-5004).
+// ctx: {docs, pod, container, dpConfig, fail, expectEq, mountFor, hostPathOf, flag}.
+'use strict';
+
+const kRbacKinds = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
+
+// What the driver calls (deviceplugin/dra/slice_publisher.cc, kube_claim_reader.cc), as
+// "group resource verb"; the core group is "".
+const kDraRules = [
+  'resource.k8s.io resourceslices list',
+  'resource.k8s.io resourceslices create',
+  'resource.k8s.io resourceslices update',
+  'resource.k8s.io resourceslices delete',
+  'resource.k8s.io resourceclaims get',
+  ' nodes get',
+].sort();
+
+const ofKind = (docs, k) => docs.filter((d) => d.kind === k);
+const argvOf = (c) => [...(c.command || []), ...(c.args || [])];
+
+function checkNoDra(ctx) {
+  const {docs, container: c, fail, mountFor, hostPathOf, flag} = ctx;
+  const argv = argvOf(c);
+  if (argv.includes('--api') && flag(argv, '--api') !== 'deviceplugin') fail('--api is not deviceplugin');
+  const kubelet = flag(argv, '--kubelet-dir');
+  const dpm = mountFor(c, `${kubelet}/device-plugins`);
+  if (!dpm || dpm.readOnly) fail(`--kubelet-dir ${kubelet}: device-plugins not mounted read-write`);
+  else if (!/\/device-plugins$/.test(hostPathOf(dpm.name) || '')) fail('device-plugins is not a hostPath');
+  for (const k of [...kRbacKinds, 'DeviceClass']) {
+    if (ofKind(docs, k).length) fail(`${k} rendered with api: deviceplugin, none is needed`);
+  }
+}
+
+function checkDra(ctx) {
+  const {docs, pod, container: c, dpConfig, fail, expectEq, mountFor, hostPathOf, flag} = ctx;
+  const argv = argvOf(c);
+  expectEq('--api', flag(argv, '--api'), 'dra');
+  const driver = flag(argv, '--driver-name');
+  if (!driver || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(driver)) {
+    fail(`--driver-name ${driver} is not a DNS subdomain`);
+  }
+  for (const f of ['--devinfo-dir', '--cdi']) if (argv.includes(f)) fail(`${f} passed with api: dra`);
+
+  // The socket paths the driver registers are host paths: mounted where they are on the host.
+  const kubelet = flag(argv, '--kubelet-dir') || '/var/lib/kubelet';
+  for (const dir of [`${kubelet}/plugins/${driver}`, `${kubelet}/plugins_registry`]) {
+    const m = mountFor(c, dir);
+    if (!m || m.readOnly) fail(`${dir} is not mounted read-write`);
+    else expectEq(`hostPath of ${dir}`, hostPathOf(m.name), dir);
+  }
+  if ((c.volumeMounts || []).some((m) => /\/device-plugins$/.test(m.mountPath))) {
+    fail('device-plugins mounted with api: dra');
+  }
+  const env = (c.env || []).find((e) => e.name === 'NODE_NAME');
+  expectEq('NODE_NAME env', env && env.valueFrom, {fieldRef: {fieldPath: 'spec.nodeName'}});
+
+  checkRbac(docs, pod, fail, expectEq);
+  checkDeviceClasses(docs, driver, dpConfig, fail, expectEq);
+}
+
+function checkRbac(docs, pod, fail, expectEq) {
+  for (const k of ['Role', 'RoleBinding']) if (ofKind(docs, k).length) fail(`a ${k} is rendered`);
+  const roles = ofKind(docs, 'ClusterRole');
+  const bindings = ofKind(docs, 'ClusterRoleBinding');
+  if (roles.length !== 1 || bindings.length !== 1) {
+    fail(`expected one ClusterRole and one ClusterRoleBinding, got ${roles.length} and ${bindings.length}`);
+    return;
+  }
+  const got = [];
+  for (const r of roles[0].rules || []) {
+    if (r.resourceNames || r.nonResourceURLs) fail(`ClusterRole rule ${JSON.stringify(r)} is not plain`);
+    for (const g of r.apiGroups || []) {
+      for (const res of r.resources || []) for (const v of r.verbs || []) got.push(`${g} ${res} ${v}`);
+    }
+  }
+  expectEq('ClusterRole rules (group resource verb)', got.sort(), kDraRules);
+  const b = bindings[0];
+  const ds = ofKind(docs, 'DaemonSet')[0];
+  expectEq('ClusterRoleBinding roleRef', b.roleRef,
+           {apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: roles[0].metadata.name});
+  expectEq('ClusterRoleBinding subjects', b.subjects, [
+    {kind: 'ServiceAccount', name: pod.serviceAccountName, namespace: ds.metadata.namespace},
+  ]);
+}
+
+function checkDeviceClasses(docs, driver, dpConfig, fail, expectEq) {
+  if (!dpConfig) return;
+  const classes = ofKind(docs, 'DeviceClass');
+  const pools = dpConfig.resourceList || [];
+  if (classes.length !== pools.length) fail(`${classes.length} DeviceClasses for ${pools.length} pools`);
+  for (const p of pools) {
+    // The driver publishes each device's pool as rdmanet.io/pool = <prefix>/<resourceName>
+    // (deviceplugin/dra/slice_devices.cc), the name a pod's extended resource request uses.
+    const resource = `${dpConfig.resourcePrefix}/${p.resourceName}`;
+    const dc = classes.find((d) => d.spec.extendedResourceName === resource);
+    if (!dc) {
+      fail(`no DeviceClass with extendedResourceName ${resource}`);
+      continue;
+    }
+    const id = `DeviceClass ${dc.metadata.name}`;
+    if (!dc.metadata.name.endsWith(`.${driver}`)) fail(`${id} is not named <pool>.${driver}`);
+    expectEq(`${id} selectors`, dc.spec.selectors, [{
+      cel: {expression: `device.driver == "${driver}" && device.attributes["rdmanet.io"].pool == "${resource}"`},
+    }]);
+  }
+}
+
+module.exports = {checkDra, checkNoDra};
