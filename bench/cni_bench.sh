@@ -3,7 +3,14 @@
 # on the same master (a veth) and into the same netns, without IPAM and with host-local (same
 # subnet and dataDir for both). Root only.
 #
-#   bench/cni_bench.sh [--cycles N] [--rounds R] [--bin PATH]
+#   bench/cni_bench.sh [--cycles N] [--rounds R] [--bin PATH] [--lossless LIST]
+#
+# --lossless LIST (comma-separated of off, warn, enforce): one rdmanet row per entry, its netconf
+# with "lossless": {"priority": 3, "check": ENTRY}, and "mtu": 1500 in every netconf of the run
+# (the reference's too), so the ADD path's lossless reads run: the port's DCB and, for the pod
+# MTU check, the master's MTU. On the bench's veth, which reports no DCB, "enforce" refuses
+# every ADD (the DCB half), so it cannot be measured here; "warn" runs the same reads and logs.
+# All rows share the rounds (rotated order); each variant is also compared with the first.
 #
 # One "cycle" is CNI ADD then CNI DEL of net1, each a fresh exec with the netconf on stdin, run
 # N times in a loop; each plugin's loop is one sample. Rounds alternate the plugins (ABBA order,
@@ -32,6 +39,7 @@
 set -euo pipefail
 cycles=100
 rounds=7
+variants=(none)
 repo=$(cd "$(dirname "$0")/.." && pwd)
 bin=${RDMANET_BIN:-$repo/build/cni/rdmanet}
 while [[ $# -gt 0 ]]; do
@@ -39,6 +47,7 @@ while [[ $# -gt 0 ]]; do
     --cycles) cycles=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --lossless) IFS=, read -r -a variants <<<"$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -63,11 +72,13 @@ ip netns add "$tag"
 mkdir -p "$work/bin"
 ln -s "$(readlink -f "$bin")" "$work/bin/rdmanet"
 
-conf() {  # conf TYPE IPAM
-  local ipam='{}'
+conf() {  # conf TYPE IPAM [LOSSLESS_CHECK]
+  local ipam='{}' extra=''
   [[ $2 == host-local ]] && ipam="{\"type\": \"host-local\", \"subnet\": \"10.99.0.0/24\", \"dataDir\": \"$work/ipam\"}"
-  printf '{"cniVersion": "1.0.0", "name": "bench", "type": "%s", "master": "%s", "mode": "bridge", "ipam": %s}\n' \
-    "$1" "${tag}m" "$ipam"
+  [[ ${variants[*]} != none ]] && extra=', "mtu": 1500'
+  [[ ${3:-none} != none ]] && extra+=", \"lossless\": {\"priority\": 3, \"check\": \"$3\"}"
+  printf '{"cniVersion": "1.0.0", "name": "bench", "type": "%s", "master": "%s", "mode": "bridge", "ipam": %s%s}\n' \
+    "$1" "${tag}m" "$ipam" "$extra"
 }
 export CNI_PATH=$work/bin:/usr/lib/cni CNI_NETNS=/var/run/netns/$tag CNI_IFNAME=net1 \
   CNI_CONTAINERID=bench RDMANET_STATE_DIR=$work/state
@@ -130,35 +141,52 @@ printf 'kernel link add+del (iproute2, minus the same ip execs without the link)
   "$kw" "$kc"
 printf '%-11s %-8s %9s %9s %9s %9s   (ms per ADD+DEL cycle, median of %d rounds)\n' \
   ipam plugin wall cpu own_cpu own_wall "$rounds"
+nv=${#variants[@]}
 for ipam in none host-local; do
-  conf rdmanet "$ipam" > "$work/rdmanet.json"
   conf macvlan "$ipam" > "$work/macvlan.json"
-  : > "$work/r.txt"
   : > "$work/m.txt"
-  for ((r = 0; r < rounds; r++)); do
-    if ((r % 4 == 0 || r % 4 == 3)); then
-      cycle "$work/bin/rdmanet" "$work/rdmanet.json" >> "$work/r.txt"
-      cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
-    else
-      cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
-      cycle "$work/bin/rdmanet" "$work/rdmanet.json" >> "$work/r.txt"
-    fi
+  for ((v = 0; v < nv; v++)); do
+    conf rdmanet "$ipam" "${variants[v]}" > "$work/rdmanet$v.json"
+    : > "$work/r$v.txt"
   done
-  rw=$(col "$work/r.txt" 1); rc=$(col "$work/r.txt" 2)
+  for ((r = 0; r < rounds; r++)); do
+    # Slot 0 is the reference, slot v+1 rdmanet's variant v. Two plugins: ABBA order; more:
+    # rotated by one each round, so each runs first as often.
+    for ((k = 0; k <= nv; k++)); do
+      if ((nv == 1)); then
+        slot=$(((r % 4 == 0 || r % 4 == 3) ? 1 - k : k))
+      else
+        slot=$(((k + r) % (nv + 1)))
+      fi
+      if ((slot == 0)); then
+        cycle "$ref" "$work/macvlan.json" >> "$work/m.txt"
+      else
+        cycle "$work/bin/rdmanet" "$work/rdmanet$((slot - 1)).json" >> "$work/r$((slot - 1)).txt"
+      fi
+    done
+  done
   mw=$(col "$work/m.txt" 1); mc=$(col "$work/m.txt" 2)
-  awk -v rw="$rw" -v rc="$rc" -v mw="$mw" -v mc="$mc" -v ew="$ew" -v ec="$ec" -v kw="$kw" \
-    -v kc="$kc" -v i="$ipam" 'BEGIN {
-      ro = rc - ec - kc; mo = mc - ec - kc; row = rw - ew - kw; mow = mw - ew - kw
-      printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, "rdmanet", rw, rc, ro, row
-      printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, "macvlan", mw, mc, mo, mow
-      printf "%-11s ratio    %9.2f %9.2f %9.2f %9.2f   (rdmanet / reference)\n", i, rw / mw,
-        rc / mc, ro / mo, row / mow
-    }'
-  # The reference's CPU varies a lot between rounds (the Go runtime's idle threads spin more or
-  # less depending on the machine's load), so show the spread of the per-round own cpu ratios.
-  paste -d' ' "$work/r.txt" "$work/m.txt" | awk -v ec="$ec" -v kc="$kc" -v i="$ipam" '
-    { q = ($2 - ec - kc) / ($4 - ec - kc); lo = (NR == 1 || q < lo) ? q : lo; hi = (NR == 1 || q > hi) ? q : hi }
-    END { printf "%-11s own cpu ratio per round: %.2f .. %.2f\n", i, lo, hi }'
+  for ((v = 0; v < nv; v++)); do
+    name=rdmanet
+    ((nv > 1)) || [[ ${variants[v]} != none ]] && name=${variants[v]}
+    rw=$(col "$work/r$v.txt" 1); rc=$(col "$work/r$v.txt" 2)
+    ((v == 0)) && { fw=$rw; fc=$rc; }
+    awk -v rw="$rw" -v rc="$rc" -v mw="$mw" -v mc="$mc" -v ew="$ew" -v ec="$ec" -v kw="$kw" \
+      -v kc="$kc" -v i="$ipam" -v n="$name" -v v="$v" -v fw="$fw" -v fc="$fc" -v f="${variants[0]}" 'BEGIN {
+        ro = rc - ec - kc; mo = mc - ec - kc; row = rw - ew - kw; mow = mw - ew - kw
+        printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, n, rw, rc, ro, row
+        if (v == 0) printf "%-11s %-8s %9.2f %9.2f %9.2f %9.2f\n", i, "macvlan", mw, mc, mo, mow
+        printf "%-11s ratio    %9.2f %9.2f %9.2f %9.2f   (%s / reference)\n", i, rw / mw,
+          rc / mc, ro / mo, row / mow, n
+        if (v > 0) printf "%-11s ratio    %9.2f %9.2f %9.2f %9.2f   (%s / %s)\n", i, rw / fw,
+          rc / fc, ro / (fc - ec - kc), row / (fw - ew - kw), n, f
+      }'
+    # The reference's CPU varies a lot between rounds (the Go runtime's idle threads spin more or
+    # less depending on the machine's load), so show the spread of the per-round own cpu ratios.
+    paste -d' ' "$work/r$v.txt" "$work/m.txt" | awk -v ec="$ec" -v kc="$kc" -v i="$ipam" '
+      { q = ($2 - ec - kc) / ($4 - ec - kc); lo = (NR == 1 || q < lo) ? q : lo; hi = (NR == 1 || q > hi) ? q : hi }
+      END { printf "%-11s own cpu ratio per round: %.2f .. %.2f\n", i, lo, hi }'
+  done
 done
 leftover=$(ip -n "$tag" -o link show | grep -c net1 || true)
 [[ $leftover -eq 0 ]] || { echo "cni_bench.sh: net1 left in the namespace" >&2; exit 1; }

@@ -7,7 +7,8 @@
 #    RDMANET_IMAGE_BINS names a directory holding the three already;
 # 2. unpacks the Debian 12 packages that own the shared libraries the three binaries load (ldd ->
 #    dpkg -S), with their dependencies, into a root filesystem: `mmdebstrap --variant=extract`
-#    unpacks only those (no shell, no dpkg or apt, no maintainer scripts run);
+#    unpacks only those (no shell, no dpkg or apt, no maintainer scripts run), plus libibverbs'
+#    providers (ibverbs-providers: mlx5, rxe, ...), which libibverbs dlopens rather than links;
 # 3. keeps only the shared libraries and the loader (documentation, locales, apt's and dpkg's
 #    files go), adds the three binaries in /usr/local/bin, and checks that each one runs there
 #    (chroot) and that no shell made it in;
@@ -72,6 +73,10 @@ mapfile -t libs < <(for b in "${bins[@]}"; do
   ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// {print $3} $1 ~ /^\// {print $1}'
 done | sort -u)
 mapfile -t pkgs < <(for l in "${libs[@]}"; do owner "$l"; done | sort -u)
+# libibverbs only Recommends its providers (the userspace half of each RDMA driver: mlx5, rxe,
+# ...), and mmdebstrap's extract installs no Recommends. Without them libibverbs lists no device
+# and every verbs query falls back to sysfs; librdmacm (the probe) needs the same providers.
+if [[ " ${pkgs[*]} " == *" libibverbs1 "* ]]; then pkgs+=(ibverbs-providers); fi
 echo "image: runtime packages: ${pkgs[*]}" >&2
 
 work=$(mktemp -d /tmp/rdmanet-image.XXXXXX)
@@ -84,7 +89,8 @@ mmdebstrap --quiet --variant=extract --mode=root --include="$(
   die "mmdebstrap failed"
 
 # --- 3. only libraries, then the binaries -----------------------------------------------------------
-# (libibverbs, when linked, loads its providers from libibverbs/ as /etc/libibverbs.d lists them.)
+# (libibverbs loads its providers, ibverbs-providers' lib*-rdmav34.so, from libibverbs/ as the
+# /etc/libibverbs.d/*.driver entries name them.)
 find "$root" -mindepth 1 -maxdepth 1 ! -name usr ! -name lib ! -name lib64 ! -name etc \
   -exec rm -rf {} +
 find "$root/etc" -mindepth 1 -maxdepth 1 ! -name libibverbs.d -exec rm -rf {} +

@@ -7,10 +7,14 @@
 #include "deviceplugin/daemon/install_cni.h"
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
+#include "deviceplugin/doctor/probe/probe.h"
 
 namespace rdmanet::dp {
 
 int runDoctorCommand(const std::vector<std::string>& args) {
+  if (!args.empty() && args.front() == "probe") {
+    return doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  }
   // Read in the netns we run in (the host's, as the DaemonSet uses hostNetwork), opened as
   // rdmanet-doctor opens them: a seam that cannot be opened makes its checks UNKNOWN.
   const auto seams = doctor::openHostSeams(&std::cerr);

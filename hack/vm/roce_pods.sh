@@ -11,7 +11,7 @@
 #   roce_wait_tcp "$ROCE_NS_B" 18515
 #   ip netns exec "$ROCE_NS_A" ib_write_bw -d "$ROCE_DEV_A" -x "$ROCE_GID_A" "$ROCE_POD_IP_B"
 #   roce_capture_start FILE        # capture on pod b's PF: RoCE frames from pod a, tagged
-#   ...; roce_capture_stop
+#   ...; roce_capture_stop         # (ROCE_CAPTURE_V=1: verbose, roce_capture_dscps reads it)
 #   roce_pods_down                 # everything undone (also safe after a failed roce_pods_up)
 #
 # Pods that already have their VFs (the demo's) take only the RDMA part:
@@ -131,13 +131,33 @@ roce_unlink() {
 
 # roce_capture_start FILE [PEER_PF]: tcpdump of RoCE v2 (UDP 4791) on pod b's PF (or PEER_PF)
 # into FILE, with the broadcast-neighbour trick on pod a's slave. igb drops tagged frames it has
-# no VLAN filter for, so a VLAN 100 device on the PF opens it for the capture.
+# no VLAN filter for, so a VLAN 100 device on the PF opens it for the capture. ROCE_CAPTURE_V=1:
+# `tcpdump -v`, which adds the IPv4 header (tos, ttl, ...) on each frame's first line and moves
+# the addresses to a second one; roce_capture_frames joins them.
 roce_capture_start() {
-  local pf=${2:-$ROCE_PF_B}
+  local pf=${2:-$ROCE_PF_B} v=()
+  [[ ${ROCE_CAPTURE_V:-0} == 1 ]] && v=(-v)
   _roce_cap_pf=$pf
   ip link add link "$pf" name roce-cap type vlan id 100 && ip link set roce-cap up || return 1
   ip neigh replace "$ROCE_IP_B" lladdr ff:ff:ff:ff:ff:ff dev "$_roce_slave_a" nud permanent
-  vm_capture_start "$pf" "$1" udp port 4791
+  vm_capture_start "$pf" "$1" "${v[@]}" udp port 4791
+}
+
+# roce_capture_frames FILE: the capture, one line per frame (a -v capture's continuation lines,
+# which start with white space, appended to their frame's line).
+roce_capture_frames() {
+  awk '/^[ \t]/ { line = line " " $0; next } { if (line != "") print line; line = $0 }
+    END { if (line != "") print line }' "$1"
+}
+
+# roce_capture_dscps FILE: the DSCP (the IPv4 TOS byte's upper six bits) of every RoCE v2 frame
+# in a -v capture, one per line; "none" for a frame without a tos field.
+roce_capture_dscps() {
+  local tos
+  roce_capture_frames "$1" | grep '\.4791: UDP' | while IFS= read -r f; do
+    tos=$(sed -n 's/.*(tos \(0x[0-9a-f]*\).*/\1/p' <<<"$f")
+    if [[ -n $tos ]]; then echo $((tos >> 2)); else echo none; fi
+  done
 }
 
 # roce_capture_stop: ends the capture and restores the neighbour entry.

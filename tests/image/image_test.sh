@@ -8,7 +8,9 @@
 #   3. the device-plugin container runs against a simulated node's /sys mounted where the chart
 #      mounts the host's, and registers with the stand-in kubelet through the mounted
 #      device-plugins directory;
-#   4. rdmanet-doctor --json runs as that container, /sys read-only.
+#   4. rdmanet-doctor --json runs as that container, /sys read-only;
+#   5. libibverbs' providers are in the image, and libibverbs there loads them (step 5 says how,
+#      with no RDMA device on the host).
 # A missing library, a wrong path or a capability the binaries need but the chart drops fails it.
 #
 #   image_test.sh CNI DEVICE_PLUGIN DOCTOR FAKE_KUBELET SIMNODE
@@ -39,8 +41,9 @@ echo "image $name:$tag: $((size / 1000000)) MB unpacked ($((size)) bytes), archi
 grep '^image: runtime packages' "$tmp/image.log"
 # Its filesystem: the three binaries, shared libraries, libibverbs' provider list; nothing else.
 cid=$(podman create "$name:$tag")
-extra=$(podman export "$cid" | tar -t | grep -vE '/$|^usr/local/bin/rdmanet(-device-plugin|-doctor)?$|\.so(\.[0-9.]+)?$|^etc/libibverbs\.d/' || true)
+podman export "$cid" | tar -t >"$tmp/files.txt"
 podman rm "$cid" >/dev/null
+extra=$(grep -vE '/$|^usr/local/bin/rdmanet(-device-plugin|-doctor)?$|\.so(\.[0-9.]+)?$|^etc/libibverbs\.d/' "$tmp/files.txt" || true)
 [[ -z $extra ]] || die "the image holds more than binaries and libraries: $(head -n 5 <<<"$extra")"
 files=$(podman run --runtime runc --cgroup-manager cgroupfs --rm --ulimit nofile=20000:20000 \
   --ulimit nproc=4096:4096 --entrypoint /usr/local/bin/rdmanet-device-plugin "$name:$tag" --help 2>&1) ||
@@ -118,4 +121,64 @@ out=$(podman_run device-plugin --command '["/usr/local/bin/rdmanet-doctor","--js
 jq -e '.checks | length > 0' <<<"$out" >/dev/null ||
   die "rdmanet-doctor --json gave no checks: $(head -c 300 <<<"$out") $(tail -n 3 "$tmp/doctor.err")"
 echo "PASS: rdmanet-doctor --json with /sys read-only: $(jq -c '[.checks[].verdict] | group_by(.) | map({(.[0]): length}) | add' <<<"$out")"
+
+# 5. libibverbs' providers (ibverbs-providers, hack/image.sh): the files, then libibverbs in the
+#    image loading them. This host has no RDMA device, so the simulated node stands in for the
+#    kernel: its tree, mounted over the container's /sys, lists uverbs devices (plus two files the
+#    kernel has and the simulator does not write: each uverbs device's abi_version, each PCI
+#    function's modalias), and a character node per device carries the numbers its sysfs "dev"
+#    names. libibverbs reads /etc/libibverbs.d, dlopens the providers, and mlx5's claims the
+#    ConnectX functions by modalias; opening one then fails, as no kernel driver is behind the
+#    node. So the doctor's verbs evidence names ibv_open_device where, with the driver entries
+#    hidden (the control), libibverbs lists no device.
+for f in usr/lib/x86_64-linux-gnu/libibverbs/libmlx5-rdmav34.so \
+  usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so etc/libibverbs.d/mlx5.driver \
+  etc/libibverbs.d/rxe.driver; do
+  grep -qx "$f" "$tmp/files.txt" || die "the image lacks /$f"
+done
+echo "PASS: the image holds libibverbs' providers: $(grep -c 'libibverbs/lib.*-rdmav[0-9]*\.so$' "$tmp/files.txt")" \
+  "provider libraries, $(grep -c '^etc/libibverbs\.d/.*\.driver$' "$tmp/files.txt") driver entries (mlx5, rxe among them)"
+devs=()
+mkdir -p "$tmp/uverbs" "$tmp/no-drivers"
+for u in "$tmp"/node/sys/class/infiniband_verbs/uverbs*; do
+  echo 1 >"$u/abi_version"
+  fn=$(readlink -f "$tmp/node/sys/class/infiniband/$(<"$u/ibdev")/device")
+  c=$(<"$fn/class")
+  printf 'pci:v%08Xd%08Xsv00000000sd00000000bc%02Xsc%02Xi%02X\n' "$(<"$fn/vendor")" \
+    "$(<"$fn/device")" $((c >> 16)) $(((c >> 8) & 255)) $((c & 255)) >"$fn/modalias"
+  IFS=: read -r major minor <"$u/dev"
+  mknod "$tmp/uverbs/${u##*/}" c "$major" "$minor"
+  devs+=(--device "$tmp/uverbs/${u##*/}:/dev/infiniband/${u##*/}")
+done
+((${#devs[@]} > 0)) || die "the simulated node lists no uverbs devices"
+# Over the container's own sysfs, subtree by subtree (runc mounts cgroups under /sys/fs).
+sysmounts=()
+for d in "$tmp"/node/sys/*/; do
+  d=${d%/}
+  sysmounts+=(--volume "$d:/sys/${d##*/}:ro")
+done
+verbs_doctor() { # OUT [podman run options]: rdmanet-doctor --json on the simulated node as /sys
+  local out=$1
+  shift
+  podman --runtime runc --cgroup-manager cgroupfs run --rm --network none \
+    --ulimit nofile=20000:20000 --ulimit nproc=4096:4096 "${sysmounts[@]}" "${devs[@]}" --env IBV_SHOW_WARNINGS=1 "$@" --entrypoint /usr/local/bin/rdmanet-doctor \
+    "$name:$tag" --json >"$out" 2>"$out.err" || true
+  jq -r '.checks[] | select(.check == "rdma_port" and .device == "mlx5_0/1") | .evidence.source' "$out"
+}
+src=$(verbs_doctor "$tmp/verbs.json")
+echo "  mlx5_0/1 source: $src"
+[[ $src == "sysfs (verbs: ibv_open_device(mlx5_0): "* ]] ||
+  die "libibverbs in the image did not list mlx5_0: source '$src'; $(head -n 3 "$tmp/verbs.json.err")"
+! grep -q 'no userspace device-specific driver\|couldn.t load driver' "$tmp/verbs.json.err" ||
+  die "libibverbs warned: $(grep -m 2 'driver' "$tmp/verbs.json.err")"
+src=$(verbs_doctor "$tmp/control.json" --volume "$tmp/no-drivers:/etc/libibverbs.d:ro")
+echo "  mlx5_0/1 source without driver entries: $src"
+[[ $src == "sysfs (verbs: no device mlx5_0 (not listed by libibverbs))" ]] ||
+  die "the control (no driver entries) still listed mlx5_0: source '$src'"
+grep -q 'no userspace device-specific driver found for' "$tmp/control.json.err" ||
+  die "the control gave no libibverbs warning: $(head -n 3 "$tmp/control.json.err")"
+echo "PASS: libibverbs in the image loads the mlx5 provider from /etc/libibverbs.d: mlx5_0 is" \
+  "listed (ibv_open_device then fails: no kernel device), and no 'no userspace driver' warning" \
+  "for any of the $((${#devs[@]} / 2)) uverbs devices; without the driver entries mlx5_0 is not" \
+  "listed ($(grep -c 'no userspace device-specific' "$tmp/control.json.err") such warnings)"
 echo "PASS: image $name:$tag, $((size / 1000000)) MB [${SECONDS}s]"

@@ -33,4 +33,5 @@ grep -q '80% of the theoretical bus bandwidth' "$examples_dir/preflight.yaml" ||
   die "preflight: no 80% bus-bandwidth threshold"
 grep -q 'all_reduce_perf' "$examples_dir/preflight.yaml" || die "preflight lacks all_reduce_perf"
 grep -q 'ib_write_bw' "$examples_dir/preflight.yaml" || die "preflight lacks ib_write_bw"
+grep -q 'rdmanet-doctor probe' "$examples_dir/preflight.yaml" || die "preflight does not run the probe"
 echo "PASS: examples (${#examples[@]} files, $n scripts parsed)"

@@ -5,8 +5,10 @@
 # the slaves' addresses, as rping does).
 #   - ping-pong and RDMA-write phases complete; the report names the rxe device, the RoCE v2 GID
 #     index of the source address, traffic class 104 (DSCP 26, the pool's) and the RTTs;
-#   - a capture on pod b's PF shows the probe's RoCE v2 frames tagged "vlan 100, p 3";
-#   - a deliberately wrong TOS is reported as a DSCP mismatch, exit 1;
+#   - a verbose capture on pod b's PF shows every one of the probe's RoCE v2 frames tagged
+#     "vlan 100, p 3" with an IPv4 TOS carrying DSCP 26;
+#   - a deliberately wrong TOS is reported as a DSCP mismatch, exit 1, and the capture shows
+#     DSCP 0 on its frames;
 #   - a dead peer (nobody listening on the port; a peer address with no route) fails with the stage
 #     and the CM's answer as evidence, within the time-outs, never hanging.
 #
@@ -39,7 +41,7 @@ start_server() {
 t_run "probe server listens on $ROCE_IP_B" start_server
 
 # --- a good run, captured on pod b's PF ----------------------------------------------------------
-roce_capture_start "$work/cap.txt" || t_fail "capture did not start"
+ROCE_CAPTURE_V=1 roce_capture_start "$work/cap.txt" || t_fail "capture did not start"
 out=$(timeout 240 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 200 --bandwidth \
   --dscp 26 --priority 3 --timeout-ms 5000 --json)
 rc=$?
@@ -58,11 +60,17 @@ t_match "probe RDMA-write Gbit/s reported" '^[0-9.]+$' "$(j .bandwidth.gbps)"
 t_eq "probe problems: only the bandwidth" "$(j '.problems | length')" 1
 t_match "probe bandwidth verdict" 'below 90% of the port' "$(j '.problems[0]')"
 t_eq "probe exit code with a bandwidth FAIL" "$rc" 1
-total=$(grep -c '\.4791: UDP' "$work/cap.txt")
-tagged=$(grep -c 'vlan 100, p 3, .*\.4791: UDP' "$work/cap.txt")
-grep -m 2 '4791: UDP' "$work/cap.txt" | cut -c 17-200
+roce_capture_frames "$work/cap.txt" >"$work/frames.txt"
+total=$(grep -c '\.4791: UDP' "$work/frames.txt")
+tagged=$(grep -c 'vlan 100, p 3, .*\.4791: UDP' "$work/frames.txt")
+grep -m 2 '4791: UDP' "$work/frames.txt" | cut -c 17-300
 t_run "the probe's RoCE frames were captured ($total)" test "$total" -gt 100
 t_eq "every captured frame carries vlan 100, p 3" "$tagged" "$total"
+# The DSCP on the wire: each frame's IPv4 TOS (tos = DSCP << 2 | ECN) carries the pool's DSCP.
+dscps=$(roce_capture_dscps "$work/cap.txt")
+t_eq "every captured frame's IPv4 header carries DSCP 26 (tos 0x68 + ECN bits)" \
+  "$(grep -cx 26 <<<"$dscps")" "$total"
+t_eq "DSCPs seen on the wire" "$(sort -u <<<"$dscps" | paste -sd,)" 26
 
 # --- ping-pong only: PASS, exit 0, the table ---------------------------------------------------
 out=$(timeout 120 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 50)
@@ -73,8 +81,14 @@ t_match "table: PASS line" "via $ROCE_DEV_A port 1: PASS" "$out"
 t_match "table: DSCP match" 'traffic class  104 \(DSCP 26; pool DSCP 26, match\)' "$out"
 
 # --- a wrong TOS -------------------------------------------------------------------------------
+ROCE_CAPTURE_V=1 roce_capture_start "$work/cap0.txt" || t_fail "capture did not start"
 out=$(timeout 120 "$doctor" probe "$ROCE_IP_B" --bind "$ROCE_IP_A" --count 20 --tos 0 --json)
 rc=$?
+roce_capture_stop
+dscps=$(roce_capture_dscps "$work/cap0.txt")
+t_run "wrong TOS: its RoCE frames were captured ($(grep -c . <<<"$dscps"))" \
+  test "$(grep -c . <<<"$dscps")" -ge 20
+t_eq "wrong TOS: the wire shows DSCP 0 on every frame, not 26" "$(sort -u <<<"$dscps" | paste -sd,)" 0
 t_eq "wrong TOS: exit 1" "$rc" 1
 t_eq "wrong TOS: traffic class used" "$(j .traffic_class)" 0
 t_eq "wrong TOS: dscp_match" "$(j .dscp_match)" false

@@ -3,23 +3,40 @@
 # Indexed Job of two pods). This file is the source: the example's ConfigMap holds a verbatim
 # copy (hack/gen-preflight.sh writes it, tests/manifests/preflight_sync.sh checks they agree).
 #
-#   run.sh                the Job: index 0 is the client and MPI launcher, index 1 serves
-#                         ib_write_bw and sshd, then waits
+# The check is rdmanet's RDMA probe (`rdmanet-doctor probe`, deviceplugin/doctor/probe/probe.h):
+# an RC connection through librdmacm on the pod's RDMA device, a ping-pong and an RDMA-write
+# phase, judged against the port's rate (90 %) and the pool's DSCP (the traffic class the QP
+# really uses); its exit code is the verdict. perftest and nccl-tests are the opt-in deeper run
+# (PREFLIGHT_PERFTEST=1).
+#
+#   run.sh                the Job: index 1 serves the probe (and, opt-in, ib_write_bw and sshd
+#                         for mpirun); index 0 learns index 1's RDMA address over ssh and probes it
 #   run.sh gid            prints "hca=... gid-index=... line-rate=..." for this pod's device
-#   run.sh bw-server      serves one ib_write_bw run
+#   run.sh probe-server   serves one probe client on this pod's RDMA address
+#   run.sh probe PEER     the probe against PEER (an RDMA address), JSON on stdout, then a verdict
+#                         line; exit 0 on PASS, 1 on FAIL (a missing GID is a FAIL before it runs)
+#   run.sh bw-server      serves one ib_write_bw run (perftest)
 #   run.sh bw PEER        ib_write_bw against PEER, then the verdict against the line rate;
 #                         exit 0 on PASS, 1 on FAIL
 #
-# Environment: NCCL_IB_HCA (injected by the rdmanet device plugin: "=mlx5_2"), and, to run it
-# elsewhere (the VM test): PREFLIGHT_IP (else the IPv4 address of PREFLIGHT_IFACE, default eth1),
-# PREFLIGHT_SYS (default /sys), PREFLIGHT_BW_ARGS (default "-s 8388608 -D 10 -F"),
-# PREFLIGHT_BW_PERCENT (default 90), PREFLIGHT_PORT (default 18515).
+# Environment: NCCL_IB_HCA, NCCL_IB_TC, NCCL_IB_SL (injected by the rdmanet device plugin:
+# "=mlx5_2", the pool's TOS and priority), and, to run it elsewhere (the VM test): PREFLIGHT_IP
+# (else the IPv4 address of PREFLIGHT_IFACE, default eth1), PREFLIGHT_SYS (default /sys),
+# PREFLIGHT_PROBE (the probe command, default "rdmanet-doctor probe"; the daemon's binary also
+# has it: "rdmanet-device-plugin doctor probe"), PREFLIGHT_PROBE_ARGS (default
+# "--count 1000 --bandwidth"), PREFLIGHT_DSCP (the switches' lossless DSCP, when it is not
+# NCCL_IB_TC's), PREFLIGHT_PERFTEST (1: also ib_write_bw and all_reduce_perf),
+# PREFLIGHT_BW_ARGS (default "-s 8388608 -D 10 -F"), PREFLIGHT_BW_PERCENT (default 90),
+# PREFLIGHT_PORT (default 18515, perftest's TCP port and the probe's rdma_cm port).
 set -euo pipefail
 sys=${PREFLIGHT_SYS:-/sys}
 bw_percent=${PREFLIGHT_BW_PERCENT:-90}
 port=${PREFLIGHT_PORT:-18515}
 read -r -a bw_args <<<"${PREFLIGHT_BW_ARGS:--s 8388608 -D 10 -F}"
+read -r -a probe_cmd <<<"${PREFLIGHT_PROBE:-rdmanet-doctor probe}"
+read -r -a probe_args <<<"${PREFLIGHT_PROBE_ARGS:---count 1000 --bandwidth}"
 peer_name=rdmanet-preflight-1.rdmanet-preflight
+ssh_opts=(-p 2222 -o StrictHostKeyChecking=no -o ConnectTimeout=5)
 
 # The first HCA the device plugin gave this container ("=mlx5_2,mlx5_3" -> mlx5_2).
 hca_of_env() {
@@ -81,26 +98,36 @@ bw_client() {
   bw_verdict "$(awk -v s="${bw_args[1]}" '$1 == s {print $4}' /tmp/bw.txt)" "$rate"
 }
 
-job() {
-  lookup
-  mkdir -p /root/.ssh
-  cp /etc/preflight-ssh/id_ed25519 /etc/preflight-ssh/authorized_keys /root/.ssh/
-  chmod 600 /root/.ssh/*
-  if [[ $JOB_COMPLETION_INDEX == 1 ]]; then
-    ssh-keygen -A >/dev/null
-    /usr/sbin/sshd -p 2222 -o StrictModes=no
-    bw_server
-    until [[ -f /tmp/done ]]; do sleep 2; done # index 0 touches it when MPI is done
-    exit 0
-  fi
-  local ok=0 ar_ok=0 ssh_opts="-p 2222 -o StrictHostKeyChecking=no" busbw hcas want
+
+# Probe flags for the pool: the TOS and priority the device plugin gives its pods (NCCL_IB_TC,
+# NCCL_IB_SL), checked against the fabric's lossless DSCP (PREFLIGHT_DSCP, default the TOS's).
+pool_args() {
+  local tc=${NCCL_IB_TC:-104}
+  echo "--tos $tc --dscp ${PREFLIGHT_DSCP:-$((tc >> 2))} --priority ${NCCL_IB_SL:-3}"
+}
+
+probe_server() {
+  "${probe_cmd[@]}" --listen --once --bind "$ip" --port "$port" --device "$hca"
+}
+
+# probe_client PEER: the probe, its JSON report, then the verdict line (its exit code decides).
+probe_client() {
+  local rc=0
+  # shellcheck disable=SC2046 # pool_args is a list of flags
+  "${probe_cmd[@]}" "$1" --bind "$ip" --port "$port" --device "$hca" $(pool_args) --json \
+    "${probe_args[@]}" || rc=$?
+  echo "rdmanet probe $ip -> $1 via $hca: $([[ $rc == 0 ]] && echo PASS || echo "FAIL (exit $rc)")"
+  return "$rc"
+}
+
+# The perftest and nccl-tests run (PREFLIGHT_PERFTEST=1), index 0's side.
+deep_run() {
+  local ok=0 ar_ok=0 busbw hcas want
   bw_client "$peer_name" && ok=1
   mpirun --allow-run-as-root -np 2 -H "localhost:1,$peer_name:1" \
-    --mca plm_rsh_args "$ssh_opts" -x NCCL_IB_HCA -x NCCL_IB_TC -x NCCL_IB_SL \
+    --mca plm_rsh_args "${ssh_opts[*]}" -x NCCL_IB_HCA -x NCCL_IB_TC -x NCCL_IB_SL \
     -x NCCL_IB_GID_INDEX="$gid" -x NCCL_SOCKET_IFNAME=eth0 -x NCCL_DEBUG=WARN \
     /opt/nccl-tests/build/all_reduce_perf -b 256M -e 4G -f 2 -g 8 | tee /tmp/ar.txt
-  # shellcheck disable=SC2086 # ssh_opts is a list
-  ssh $ssh_opts "$peer_name" touch /tmp/done
   busbw=$(sed -n 's/.*Avg bus bandwidth *: *\([0-9.]*\).*/\1/p' /tmp/ar.txt)
   hcas=$(tr ',' '\n' <<<"$NCCL_IB_HCA" | grep -c .)
   want=$(awk -v r="$rate" -v n="$hcas" 'BEGIN {print 0.8 * n * r / 8}')
@@ -109,10 +136,42 @@ job() {
   [[ $ok == 1 && $ar_ok == 1 ]]
 }
 
+job() {
+  lookup
+  mkdir -p /root/.ssh
+  cp /etc/preflight-ssh/id_ed25519 /etc/preflight-ssh/authorized_keys /root/.ssh/
+  chmod 600 /root/.ssh/*
+  if [[ $JOB_COMPLETION_INDEX == 1 ]]; then
+    ssh-keygen -A >/dev/null
+    /usr/sbin/sshd -p 2222 -o StrictModes=no
+    probe_server >/tmp/probe-server.log 2>&1 &
+    local server=$!
+    until grep -q 'listening on' /tmp/probe-server.log; do
+      kill -0 "$server" 2>/dev/null || { cat /tmp/probe-server.log && exit 1; }
+      sleep 1
+    done
+    echo "$ip" >/tmp/rdma-addr # index 0 reads it over ssh once the probe server listens
+    wait "$server" || { cat /tmp/probe-server.log && exit 1; }
+    [[ ${PREFLIGHT_PERFTEST:-0} == 1 ]] && bw_server
+    until [[ -f /tmp/done ]]; do sleep 2; done # index 0 touches it when it is done
+    exit 0
+  fi
+  local peer_ip ok=0
+  until peer_ip=$(ssh "${ssh_opts[@]}" "$peer_name" cat /tmp/rdma-addr 2>/dev/null); do sleep 2; done
+  probe_client "$peer_ip" && ok=1
+  if [[ ${PREFLIGHT_PERFTEST:-0} == 1 ]]; then
+    deep_run || ok=0
+  fi
+  ssh "${ssh_opts[@]}" "$peer_name" touch /tmp/done
+  [[ $ok == 1 ]]
+}
+
 case ${1:-job} in
   job) job ;;
   gid) lookup ;;
+  probe-server) lookup && probe_server ;;
+  probe) lookup && probe_client "${2:?run.sh probe PEER}" ;;
   bw-server) lookup && bw_server ;;
   bw) lookup && bw_client "${2:?run.sh bw PEER}" ;;
-  *) echo "usage: run.sh [gid | bw-server | bw PEER]" >&2 && exit 2 ;;
+  *) echo "usage: run.sh [gid | probe-server | probe PEER | bw-server | bw PEER]" >&2 && exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 // The real rdmanet-device-plugin binary's follow-ups to the node doctor and the Helm chart:
 //   - the daemon's periodic doctor on /metrics (--doctor-interval), against a simulated node;
-//   - `rdmanet-device-plugin doctor ...`, which must behave exactly like rdmanet-doctor;
+//   - `rdmanet-device-plugin doctor ...` (and `doctor probe ...`), which must behave exactly like
+//     rdmanet-doctor;
 //   - `--install-cni DIR`, the chart's init container, with the CNI binary next to it.
 // The simulated nodes are the doctor's fake sysfs trees (no veths), so nothing here needs root.
 #include <fmt/format.h>
@@ -172,6 +173,37 @@ TEST_F(DpDoctorIntegrationTest, DoctorSubcommandUsageErrorsExitTwo) {
   // A healthy node passes: exit 0.
   r = runCommand(std::string(RDMANET_DP_BIN) + " doctor --sysfs-root " + node.root().string());
   EXPECT_EQ(r.rc, 0) << r.out;
+}
+
+// `doctor probe` is rdmanet-doctor's probe in the daemon's binary: the same usage, the same
+// usage errors, the same report and exit code for a peer nobody serves (no RDMA device here, or
+// nobody listening: a FAIL either way, within the time-out). The VM test preflight.sh runs it
+// over Soft-RoCE to a PASS.
+TEST_F(DpDoctorIntegrationTest, DoctorProbeIsRdmanetDoctorProbe) {
+  const std::string dp = std::string(RDMANET_DP_BIN) + " doctor probe";
+  const std::string doc = std::string(RDMANET_DOCTOR_BIN) + " probe";
+  ProcResult a = runCommand(dp + " --help");
+  ProcResult b = runCommand(doc + " --help");
+  EXPECT_EQ(a.rc, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("--listen"));
+
+  a = runCommand(dp + " --count 0 127.0.0.1", "");
+  b = runCommand(doc + " --count 0 127.0.0.1", "");
+  EXPECT_EQ(a.rc, 2);
+  EXPECT_THAT(a.out, HasSubstr("--count"));
+  EXPECT_EQ(a.out, b.out);
+
+  const std::string run = " 127.0.0.1 --port 18999 --count 1 --timeout-ms 500 --json";
+  a = runCommand(dp + run);
+  b = runCommand(doc + run);
+  EXPECT_EQ(a.rc, 1) << a.out;
+  EXPECT_EQ(a.rc, b.rc);
+  const auto ja = nlohmann::json::parse(a.out);
+  const auto jb = nlohmann::json::parse(b.out);
+  EXPECT_EQ(ja["verdict"], "FAIL");
+  EXPECT_EQ(ja["failed"], jb["failed"]) << a.out << b.out;
+  EXPECT_FALSE(ja["problems"].empty());
 }
 
 TEST_F(DpDoctorIntegrationTest, InstallCniCopiesTheBinaryNextToItTwice) {
