@@ -59,11 +59,13 @@ std::optional<std::string> shapeChange(const Sysfs& sysfs, const NodeInventory& 
     return fmt::format("PCI functions: {} -> {}", at_scan.pci_functions.size(),
                        now.pci_functions.size());
   }
-  if (now.rdma_devices != at_scan.rdma_devices) {
-    return fmt::format("RDMA devices now [{}]", fmt::join(now.rdma_devices, ","));
-  }
+  // Per function first: its words are more precise than the class listing's (an unbound
+  // function's RDMA device leaves both).
   for (const NicFunction& fn : inv.nics) {
     if (auto c = functionChange(sysfs, fn)) return c;
+  }
+  if (now.rdma_devices != at_scan.rdma_devices) {
+    return fmt::format("RDMA devices now [{}]", fmt::join(now.rdma_devices, ","));
   }
   return std::nullopt;
 }

@@ -25,7 +25,7 @@ TEST(DoctorBinary, DefaultTopologyTableShowsMatrixAndFailsBelowExpectedMtu) {
   DoctorNode node(testing::repoTopology("default.json"), 0, 0);  // MTU 9000, 100G
   const BinRun r = doctor("--expect-mtu 9216 --sysfs-root " + node.root().string());
   EXPECT_EQ(r.rc, 1) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("mlx5_10  SYS   SYS   PIX   PHB   1     ens2f0"));
+  EXPECT_THAT(r.out, HasSubstr("mlx5_10  SYS   SYS   PIX   PHB   1     pci0000:80  ens2f0"));
   EXPECT_THAT(r.out, HasSubstr("mtu=9000 expected_min=9216"));
   EXPECT_THAT(r.out, HasSubstr("-> set jumbo frames"));
 }

@@ -46,7 +46,10 @@ TEST(DoctorRenderTable, ShowsMatrixRowsRemediesAndSummary) {
   node.tree().writeAttr("/sys/class/net/ens2f1/mtu", "1500");
   const std::string t = renderTable(node.run());
   EXPECT_THAT(t, HasSubstr("NIC x GPU distance"));
-  EXPECT_THAT(t, HasSubstr("mlx5_0  PIX   PIX   SYS   SYS   0     ens1f0"));
+  EXPECT_THAT(t, HasSubstr("GPU3  NUMA  PCIE ROOT   NETDEV\n"));
+  EXPECT_THAT(t, HasSubstr("mlx5_0  PIX   PIX   SYS   SYS   0     pci0000:00  ens1f0"));
+  EXPECT_THAT(t, HasSubstr("mlx5_6  SYS   SYS   PIX   PIX   1     pci0000:80  ens2f0"));
+  EXPECT_THAT(t, HasSubstr("GPU2: 0000:84:00.0 (NUMA 1, PCIe root pci0000:80)"));
   const auto [mtu, remedy] = lineWith(t, "mtu=1500");
   EXPECT_TRUE(mtu.starts_with("mtu ")) << mtu;
   EXPECT_THAT(mtu, HasSubstr(" ens2f1 "));
@@ -81,6 +84,8 @@ TEST(DoctorRenderJson, CarriesChecksEvidenceMatrixAndDeltas) {
   EXPECT_THAT((*pfc)["remedy"].get<std::string>(), HasSubstr("dcb pfc show"));
   EXPECT_EQ(j["matrix"]["distance"]["mlx5_6"]["GPU2"], "PIX");
   EXPECT_EQ(j["matrix"]["gpus"][3]["pci"], "0000:85:00.0");
+  EXPECT_EQ(j["matrix"]["gpus"][3]["pcie_root"], "pci0000:80");
+  EXPECT_EQ(j["matrix"]["nics"][0]["pcie_root"], "pci0000:00");
   EXPECT_EQ(j["counters"]["ports"]["mlx5_0/1"]["out_of_sequence"], 9);
   bool found = false;
   for (const auto& d : j["deltas"]) {
