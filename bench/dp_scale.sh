@@ -19,6 +19,8 @@
 # one JSON line.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib.sh
+source "$repo/bench/lib.sh"
 build_dir=${BUILD_DIR:-$repo/build}
 [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
 keep=${KEEP:-0}
@@ -58,29 +60,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Two sockets, each with two switches holding a dual-port NIC and a GPU.
-topology() {
-  local n=$1
-  nic() { echo "{\"switch\": {\"downstream\": [{\"nic\": {\"name\": \"$1\", \"ports\": 2,
-    \"vfs_per_port\": $n, \"total_vfs\": $n}}, {\"gpu\": {}}]}}"; }
-  cat <<JSON
-{"name": "scale-8x$n", "host_bridges": [
-  {"domain": 0, "bus": "0x00", "numa_node": 0, "root_ports": [$(nic ens1), $(nic ens2)]},
-  {"domain": 0, "bus": "0x80", "numa_node": 1, "root_ports": [$(nic ens3), $(nic ens4)]}]}
-JSON
-}
-
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 scans() { grep -c 'resync of [0-9]* NIC functions' "$1" 2>/dev/null || true; }
 scanned_at_least() { (($(scans "$1") >= $2)); }
-wait_for() {  # wait_for SECONDS COMMAND...: polls COMMAND every 20 ms until it succeeds
-  local deadline=$(($(date +%s%N) + $1 * 1000000000))
-  shift
-  until "$@"; do
-    (($(date +%s%N) < deadline)) || return 1
-    sleep 0.02
-  done
-}
 hz=$(getconf CLK_TCK)
 
 rows=()
@@ -89,7 +71,7 @@ for n in "${sizes[@]}"; do
   vfs=$((8 * n))
   dir=$work/n$n
   mkdir -p "$dir"
-  topology "$n" >"$dir/topology.json"
+  scale_topology "$n" >"$dir/topology.json"
   "$simnode" up --tree-only --root "$dir/node" --topology "$dir/topology.json" >/dev/null
 
   mkfifo "$dir/kcmd"

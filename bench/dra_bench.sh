@@ -24,6 +24,8 @@
 # last, one JSON line.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=lib.sh
+source "$repo/bench/lib.sh"
 build_dir=${BUILD_DIR:-$repo/build}
 [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
 n=127 claims=2000 calls=3000 keep=0
@@ -59,23 +61,7 @@ cleanup() {
   if ((keep)); then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
-wait_for() {  # wait_for SECONDS COMMAND...: polls COMMAND every 20 ms until it succeeds
-  local deadline=$(($(date +%s%N) + $1 * 1000000000))
-  shift
-  until "$@"; do
-    (($(date +%s%N) < deadline)) || return 1
-    sleep 0.02
-  done
-}
-
-# Two sockets, each with two switches holding a dual-port NIC and a GPU (as dp_scale.sh).
-nic() { echo "{\"switch\": {\"downstream\": [{\"nic\": {\"name\": \"$1\", \"ports\": 2,
-  \"vfs_per_port\": $n, \"total_vfs\": $n}}, {\"gpu\": {}}]}}"; }
-cat >"$work/topology.json" <<JSON
-{"name": "dra-8x$n", "host_bridges": [
-  {"domain": 0, "bus": "0x00", "numa_node": 0, "root_ports": [$(nic ens1), $(nic ens2)]},
-  {"domain": 0, "bus": "0x80", "numa_node": 1, "root_ports": [$(nic ens3), $(nic ens4)]}]}
-JSON
+scale_topology "$n" >"$work/topology.json"
 "$simnode" up --tree-only --root "$work/node" --topology "$work/topology.json" >/dev/null
 want=$((8 * n))
 # One pool of the VFs (ConnectX-5 VF device 101e), as a VF-per-pod cluster configures it.
