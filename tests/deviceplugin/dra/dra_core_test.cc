@@ -99,6 +99,10 @@ TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
                 "(0 result(s) of other drivers, 1 of other pools)"},
            Case{claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "../etc")}),
                 "malformed device name"},
+           Case{claim("u-1", {result("nic/a/b", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
+           Case{claim("u-1", {result("Nic", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
            Case{json{{"metadata", {{"uid", "u-1"}}}}, "is not allocated"},
            Case{json::array(), "has UID <none>"},
        }) {
@@ -106,6 +110,15 @@ TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
     ASSERT_FALSE(r.ok()) << c.msg;
     EXPECT_THAT(r.error().msg, HasSubstr(c.msg));
   }
+}
+
+TEST(ClaimAllocationTest, ASubrequestKeepsItsFullNameAndBelongsToItsRequest) {
+  auto r = ourAllocation(claim("u-1", {result("nic/fast", "rdma.rdmanet.io", "node-a", "d-1")}),
+                         kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ((*r)[0].request, "nic/fast");
+  EXPECT_EQ(baseRequest("nic/fast"), "nic");
+  EXPECT_EQ(baseRequest("nic"), "nic");
 }
 
 TEST(ClaimAllocationTest, ClaimUidsThatCouldEscapeAFileNameAreRejected) {
