@@ -13,6 +13,14 @@ std::string claimSpecFileName(const std::string& claim_uid) {
   return fmt::format("rdmanet.io-rdma_{}.json", claim_uid);
 }
 
+std::string deviceCdiName(const std::string& claim_uid, const std::string& device) {
+  return fmt::format("{}-{}", claim_uid, device);
+}
+
+std::string requestCdiName(const std::string& claim_uid, std::string_view request) {
+  return fmt::format("{}_{}", claim_uid, request);
+}
+
 std::string cdiDeviceId(const std::string& name) { return fmt::format("{}={}", kCdiKind, name); }
 
 nlohmann::json claimCdiSpec(const std::vector<CdiDevice>& devices) {
@@ -27,7 +35,14 @@ nlohmann::json claimCdiSpec(const std::vector<CdiDevice>& devices) {
                        {"type", "c"},
                        {"permissions", n.permissions}});
     }
-    out.push_back({{"name", d.name}, {"containerEdits", {{"env", env}, {"deviceNodes", nodes}}}});
+    nlohmann::json edits = {{"env", env}, {"deviceNodes", nodes}};
+    for (const Mount& m : d.edits.mounts) {
+      nlohmann::json opts = nlohmann::json::array({"bind"});
+      if (m.read_only) opts.push_back("ro");
+      edits["mounts"].push_back(
+          {{"hostPath", m.host_path}, {"containerPath", m.container_path}, {"options", opts}});
+    }
+    out.push_back({{"name", d.name}, {"containerEdits", std::move(edits)}});
   }
   return {{"cdiVersion", kCdiVersion}, {"kind", kCdiKind}, {"devices", out}};
 }

@@ -20,7 +20,18 @@ std::string str(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
+// A request name as the API server allows it: a DNS label, or "<request>/<subrequest>".
+bool isRequestName(std::string_view r) {
+  const size_t slash = r.find('/');
+  if (slash == std::string_view::npos) return kube::isDnsLabel(r);
+  return kube::isDnsLabel(r.substr(0, slash)) && kube::isDnsLabel(r.substr(slash + 1));
+}
+
 }  // namespace
+
+std::string_view baseRequest(std::string_view request) {
+  return request.substr(0, request.find('/'));
+}
 
 bool isValidClaimUid(std::string_view uid) {
   return !uid.empty() && uid.size() <= 63 && std::all_of(uid.begin(), uid.end(), [](char c) {
@@ -65,6 +76,11 @@ Result<std::vector<AllocatedDevice>> ourAllocation(const json& claim, const Clai
     if (!kube::isDnsLabel(d.device)) {
       return makeError(ErrorCode::kInvalidConfig,
                        fmt::format("{}: malformed device name in an allocation result", where));
+    }
+    // It goes into a CDI device name and the checkpoint.
+    if (!isRequestName(d.request)) {
+      return makeError(ErrorCode::kInvalidConfig,
+                       fmt::format("{}: malformed request name in an allocation result", where));
     }
     out.push_back(std::move(d));
   }

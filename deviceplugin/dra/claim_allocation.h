@@ -18,11 +18,18 @@ struct AllocatedDevice {
 };
 
 // Errors (7) when the claim's UID is not ref.uid, the claim is not allocated, or no result names
-// this driver on this node. A result with a malformed device name is an error too: it could only
+// this driver on this node. A result with a malformed device or request name (a DNS label, or
+// "<label>/<label>" for a subrequest) is an error too: it could only
 // come from a broken or hostile writer.
 Result<std::vector<AllocatedDevice>> ourAllocation(const nlohmann::json& claim, const ClaimRef& ref,
                                                    const std::string& driver,
                                                    const std::string& node);
+
+// The top-level request a result's `request` belongs to: "nic" for "nic" and for "nic/alt" (a
+// subrequest of a prioritized list). Containers name top-level requests only, and kubelet matches
+// them against the `request_names` a driver returns with exact string equality, so that is what
+// prepare returns and groups by (the upstream kubeletplugin helper strips subrequests likewise).
+std::string_view baseRequest(std::string_view request);
 
 // The claim UIDs we accept from kubelet ([A-Za-z0-9-], 1-63 bytes): they go into file names.
 bool isValidClaimUid(std::string_view uid);

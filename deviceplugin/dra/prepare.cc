@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 
 #include "common/kube/names.h"
 #include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
+#include "deviceplugin/dra/request_env.h"
 #include "deviceplugin/pools/allocate.h"
 
 namespace rdmanet::dp {
@@ -43,10 +43,9 @@ size_t ClaimPreparer::preparedCount() const {
 Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::json& claim) const {
   RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
   const auto inv = state_.current();
-  // Devices grouped by (request, core pool): each group reaches the same containers, so its env
-  // is built over all of it.
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> groups;
-  std::vector<const NodeDevice*> devs;
+  // Each top-level request with its devices, in the order of the results. A device twice in one
+  // request (a shareable PF) is one device to the container.
+  std::vector<std::pair<std::string, std::vector<const NodeDevice*>>> requests;
   for (const AllocatedDevice& r : results) {
     const NodeDevice* d = inv->find(r.device);
     if (!d) {
@@ -54,38 +53,38 @@ Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::
                        fmt::format("claim {}/{}: device {} is not a device of {} on node {}",
                                    ref.ns, ref.name, r.device, opts_.driver, opts_.node));
     }
-    devs.push_back(d);
-    auto& ids = groups[{r.request, d->pool}];
-    // The same device twice in one request (a shareable PF) is one device to the container.
-    if (std::find(ids.begin(), ids.end(), d->device.id) == ids.end()) ids.push_back(d->device.id);
-  }
-  std::map<std::pair<std::string, std::string>, ContainerAllocation> group_env;
-  for (const auto& [key, ids] : groups) {
-    const Pool* pool = inv->pool(key.second);
-    if (!pool) return makeError(ErrorCode::kInternal, fmt::format("pool {} vanished", key.second));
-    RDMANET_ASSIGN_OR_RETURN(group_env[key], buildAllocation(*pool, ids, {}));
+    const std::string_view req = baseRequest(r.request);
+    auto it = std::find_if(requests.begin(), requests.end(),
+                           [&](const auto& q) { return q.first == req; });
+    if (it == requests.end()) it = requests.insert(requests.end(), {std::string(req), {}});
+    if (std::find(it->second.begin(), it->second.end(), d) == it->second.end()) {
+      it->second.push_back(d);
+    }
   }
   PreparedClaim out{.ref = ref, .cdi_spec = opts_.cdi_dir / claimSpecFileName(ref.uid)};
-  std::vector<CdiDevice> cdi;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const NodeDevice* d = devs[i];
-    const std::string name = fmt::format("{}-{}", ref.uid, d->name);
-    auto existing = std::find_if(out.devices.begin(), out.devices.end(),
-                                 [&](const PreparedDevice& p) { return p.device_name == d->name; });
-    if (existing != out.devices.end()) {
-      // One device for several requests: one CDI device, all the requests named.
-      existing->request_names.push_back(results[i].request);
-      continue;
+  std::vector<CdiDevice> cdi, envs;
+  for (const auto& [req, devs] : requests) {
+    RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(*inv, devs));
+    const std::string env_name = requestCdiName(ref.uid, req);
+    envs.push_back({.name = env_name, .edits = {.envs = std::move(env)}});
+    for (const NodeDevice* d : devs) {
+      const std::string name = deviceCdiName(ref.uid, d->name);
+      // A device of several requests (shareable) has one CDI device, and one entry per request
+      // for kubelet: each entry brings its own request's env only.
+      if (std::none_of(cdi.begin(), cdi.end(),
+                       [&](const CdiDevice& c) { return c.name == name; })) {
+        RDMANET_ASSIGN_OR_RETURN(ContainerAllocation own,
+                                 buildAllocation(*inv->pool(d->pool), {d->device.id}, {}));
+        own.envs.clear();  // the request's env device carries it
+        cdi.push_back({.name = name, .edits = std::move(own)});
+      }
+      out.devices.push_back({.request_names = {req},
+                             .pool_name = opts_.node,
+                             .device_name = d->name,
+                             .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)}});
     }
-    RDMANET_ASSIGN_OR_RETURN(ContainerAllocation own,
-                             buildAllocation(*inv->pool(d->pool), {d->device.id}, {}));
-    own.envs = group_env[{results[i].request, d->pool}].envs;
-    cdi.push_back({.name = name, .edits = std::move(own)});
-    out.devices.push_back({.request_names = {results[i].request},
-                           .pool_name = opts_.node,
-                           .device_name = d->name,
-                           .cdi_device_ids = {cdiDeviceId(name)}});
   }
+  cdi.insert(cdi.end(), std::make_move_iterator(envs.begin()), std::make_move_iterator(envs.end()));
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(out.cdi_spec, cdi));
   return out;
 }

@@ -6,10 +6,12 @@
 //   1. a claim already in the checkpoint is answered from it (idempotent, no API call);
 //   2. GET the ResourceClaim (ClaimReader), check its UID, take the allocation results of this
 //      driver on this node's pool (claim_allocation.h);
-//   3. map each result's device to a pool device of the current DeviceSnapshot;
-//   4. build each device's container share with the device plugin's code (buildAllocation):
-//      that device's char devices plus rdma_cm; the env (PCIDEVICE_*, NCCL hints) is built over
-//      all devices of the same request and pool, since they go to the same containers;
+//   3. map each result's device to a pool device of the current DeviceSnapshot, and its request
+//      to the top-level request (baseRequest: containers and kubelet know no subrequests);
+//   4. build the container's share with the device plugin's code (buildAllocation): per device,
+//      its char devices plus rdma_cm (and pod-info mount); per request, the env (PCIDEVICE_*,
+//      NCCL hints) over all of the request's devices (request_env.h), since they go to the same
+//      containers. Each returned device names both CDI devices (cdi_spec.h says why);
 //   5. write the claim's CDI spec, then checkpoint the claim.
 // unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
 // checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success.

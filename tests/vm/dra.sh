@@ -7,7 +7,7 @@
 # root complex the guest's /sys shows for that VF (computed here from `readlink -f`, not from
 # rdmanet's code), with the PF's numaNode. Then a claim allocating one VF with a Soft-RoCE
 # device is prepared as kubelet would: its CDI spec names exactly that rxe's uverbs node and
-# rdma_cm, and unprepare leaves no CDI file.
+# rdma_cm, the request's env device names it in NCCL_IB_HCA, and unprepare leaves no CDI file.
 #
 #   dra.sh DEVICE_PLUGIN FAKE_DRA_KUBELET
 set -u
@@ -119,11 +119,14 @@ t_run "rxd1's uverbs node $uverbs exists" test -c "$uverbs"
 t_eq "the CDI spec names exactly rxd1's uverbs and rdma_cm" \
   "$(jq -r '[.devices[].containerEdits.deviceNodes[].hostPath] | sort | join(" ")' "$spec")" \
   "$(printf '%s\n' "$uverbs" /dev/infiniband/rdma_cm | sort | xargs)"
-t_eq "the CDI spec's device is the claim's" \
-  "$(jq -r --arg u "$uid" '.claims[$u].devices[0].cdi_device_ids[0]' <<<"$prep")" \
-  "$(jq -r '.kind + "=" + .devices[0].name' "$spec")"
-t_match "the container's env names rxd1 for NCCL" '^NCCL_IB_HCA=.*rxd1' \
-  "$(jq -r '.devices[].containerEdits.env[]' "$spec")"
+# The device names two CDI devices of the spec: its own (the nodes) and its request's (the env
+# over all of the request's devices).
+t_eq "the claim's device names its own CDI device and its request's" \
+  "$(jq -r --arg u "$uid" '.claims[$u].devices[0].cdi_device_ids | join(" ")' <<<"$prep")" \
+  "$(jq -r '.kind as $k | [.devices[] | $k + "=" + .name] | join(" ")' "$spec")"
+t_match "the request's env names rxd1 for NCCL" '^NCCL_IB_HCA=.*rxd1' \
+  "$(jq -r --arg u "$uid" '.devices[] | select(.name == $u + "_nic") | .containerEdits.env[]' \
+    "$spec")"
 
 t_run "unprepare" dra_kubelet unprepare vm "$uid" nic
 t_eq "no CDI file left" "$(find "$DEMO_WORK/cdi" -type f | wc -l)" 0

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "common/kube/names.h"
+#include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
 #include "deviceplugin/dra/claim_checkpoint.h"
 #include "deviceplugin/dra/dra_device.h"
@@ -99,6 +100,10 @@ TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
                 "(0 result(s) of other drivers, 1 of other pools)"},
            Case{claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "../etc")}),
                 "malformed device name"},
+           Case{claim("u-1", {result("nic/a/b", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
+           Case{claim("u-1", {result("Nic", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
            Case{json{{"metadata", {{"uid", "u-1"}}}}, "is not allocated"},
            Case{json::array(), "has UID <none>"},
        }) {
@@ -108,10 +113,38 @@ TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
   }
 }
 
+TEST(ClaimAllocationTest, ASubrequestKeepsItsFullNameAndBelongsToItsRequest) {
+  auto r = ourAllocation(claim("u-1", {result("nic/fast", "rdma.rdmanet.io", "node-a", "d-1")}),
+                         kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ((*r)[0].request, "nic/fast");
+  EXPECT_EQ(baseRequest("nic/fast"), "nic");
+  EXPECT_EQ(baseRequest("nic"), "nic");
+}
+
 TEST(ClaimAllocationTest, ClaimUidsThatCouldEscapeAFileNameAreRejected) {
   EXPECT_TRUE(isValidClaimUid("0f3c9a5e-1b2d-4c3e-9f00-123456789abc"));
   for (const char* bad : {"", "../x", "a/b", "a b", "a.json"}) EXPECT_FALSE(isValidClaimUid(bad));
   EXPECT_FALSE(isValidClaimUid(std::string(64, 'a')));
+}
+
+TEST(CdiSpecTest, DeviceAndRequestDevicesAreNamedApartAndMountsAreReadOnlyBinds) {
+  EXPECT_EQ(deviceCdiName("u-1", "pci-0000-17-00-2"), "u-1-pci-0000-17-00-2");
+  EXPECT_EQ(requestCdiName("u-1", "nic"), "u-1_nic");
+  const json spec = claimCdiSpec(
+      {{.name = "u-1-pci-0000-17-00-2",
+        .edits = {.devices = {{"/dev/infiniband/uverbs2", "/dev/infiniband/uverbs2", "rw"}},
+                  .mounts = {{.container_path = "/var/run/rdmanet/0000:17:00.2",
+                              .host_path = "/run/pod-info/0000:17:00.2"}}}},
+       {.name = "u-1_nic", .edits = {.envs = {{"PCIDEVICE_RDMA_VF", "0000:17:00.2"}}}}});
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  const json& mount = spec["devices"][0]["containerEdits"]["mounts"][0];
+  EXPECT_EQ(mount["hostPath"], "/run/pod-info/0000:17:00.2");
+  EXPECT_EQ(mount["options"], json::array({"bind", "ro"}));
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["env"], json::array());
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["env"],
+            json::array({"PCIDEVICE_RDMA_VF=0000:17:00.2"}));
+  EXPECT_FALSE(spec["devices"][1]["containerEdits"].contains("mounts"));
 }
 
 TEST(ClaimCheckpointTest, SurvivesAReloadAndIsPrivate) {

@@ -17,8 +17,8 @@
 
 #include "common/kube/config.h"
 #include "deviceplugin/dra/cdi_spec.h"
-#include "tests/deviceplugin/dra/dra_fixture.h"
-#include "tests/fakes/fake_apiserver.h"
+#include "tests/deviceplugin/dra/cdi_runtime.h"
+#include "tests/deviceplugin/dra/prepare_fixture.h"
 
 extern char** environ;
 
@@ -29,80 +29,13 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::Claim;
+using testing::DraPrepareTest;
 using ::testing::ElementsAre;
+using testing::filesUnder;
 using ::testing::HasSubstr;
+using testing::kDriver;
 using testing::kNode;
-
-constexpr const char* kDriver = "rdma.rdmanet.io";
-
-json readJson(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return json::parse(ss.str(), nullptr, false);
-}
-
-// Every file under `dir` (recursively), relative.
-std::set<std::string> filesUnder(const fs::path& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_directory()) out.insert(fs::relative(e.path(), dir).string());
-  }
-  return out;
-}
-
-class DraPrepareTest : public testing::DraDaemonFixture {
- protected:
-  static void SetUpTestSuite() {
-    api_ = new rdmanet::testing::FakeApiServer();
-    ASSERT_TRUE(api_->ok()) << api_->error();
-  }
-  static void TearDownTestSuite() {
-    delete api_;
-    api_ = nullptr;
-  }
-
-  // Creates a ResourceClaim allocated as `results` says; returns its UID.
-  std::string createClaim(const std::string& name, const json& results) {
-    kube::KubeClient c(testing::serverConfig(api_->url()));
-    json obj = {
-        {"apiVersion", "resource.k8s.io/v1"},
-        {"kind", "ResourceClaim"},
-        {"metadata", {{"name", name}, {"namespace", "team"}}},
-        {"spec",
-         {{"devices",
-           {{"requests",
-             {{{"name", "nic"}, {"exactly", {{"deviceClassName", "rdma-vf"}, {"count", 1}}}}}}}}}},
-        {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
-    auto r = c.create("/apis/resource.k8s.io/v1/namespaces/team/resourceclaims", obj);
-    EXPECT_TRUE(r.ok()) << r.error().msg;
-    return r.ok() ? (*r)["metadata"]["uid"].get<std::string>() : "";
-  }
-  void deleteClaim(const std::string& name) {
-    kube::KubeClient c(testing::serverConfig(api_->url()));
-    EXPECT_TRUE(c.remove("/apis/resource.k8s.io/v1/namespaces/team/resourceclaims/" + name).ok());
-  }
-  static json result(const std::string& request, const std::string& device,
-                     const std::string& driver = kDriver, const std::string& pool = kNode) {
-    return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
-  }
-  // The char devices the simulated node gives a function's RDMA device (uverbs, umad, issm).
-  std::set<std::string> charDevicesOf(const PciAddress& fn) const {
-    std::set<std::string> out;
-    for (const auto& nic : node_.inventory().nics) {
-      if (nic.pci.address != fn) continue;
-      for (const auto& r : nic.rdma) {
-        for (const auto& c : r.char_devices) {
-          if (c.dev_path != "/dev/infiniband/rdma_cm") out.insert(c.dev_path);
-        }
-      }
-    }
-    return out;
-  }
-
-  static rdmanet::testing::FakeApiServer* api_;
-};
-rdmanet::testing::FakeApiServer* DraPrepareTest::api_ = nullptr;
+using testing::readJson;
 
 TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   startRegistered(api_->url());
@@ -118,8 +51,9 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   EXPECT_THAT(c.devices(0).request_names(), ElementsAre("nic"));
   EXPECT_EQ(c.devices(0).pool_name(), kNode);
   EXPECT_EQ(c.devices(0).device_name(), dev);
-  ASSERT_EQ(c.devices(0).cdi_device_ids_size(), 1);
-  EXPECT_EQ(c.devices(0).cdi_device_ids(0), "rdmanet.io/rdma=" + uid + "-" + dev);
+  // Its own CDI device (device nodes) and its request's (env).
+  EXPECT_THAT(c.devices(0).cdi_device_ids(),
+              ElementsAre("rdmanet.io/rdma=" + uid + "-" + dev, "rdmanet.io/rdma=" + uid + "_nic"));
 
   const fs::path spec_file = cdi_dir_ / claimSpecFileName(uid);
   struct stat st {};
@@ -127,20 +61,20 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   json spec = readJson(spec_file);
   EXPECT_EQ(spec["kind"], "rdmanet.io/rdma");
-  ASSERT_EQ(spec["devices"].size(), 1u);
+  ASSERT_EQ(spec["devices"].size(), 2u);
   EXPECT_EQ(spec["devices"][0]["name"], uid + "-" + dev);
-  std::set<std::string> nodes;
-  for (const auto& n : spec["devices"][0]["containerEdits"]["deviceNodes"]) {
-    nodes.insert(n["path"].get<std::string>());
-  }
+  EXPECT_EQ(spec["devices"][1]["name"], uid + "_nic");
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["deviceNodes"], json::array());
+  // What the container that references the request ends up with, through kubelet and runtime.
+  const testing::ContainerView seen =
+      testing::applyCdi(cdi_dir_, testing::containerCdiIds(c, "nic"));
+  EXPECT_TRUE(seen.unresolved.empty());
   std::set<std::string> want = charDevicesOf(vf);
   ASSERT_THAT(want, ::testing::Contains(::testing::StartsWith("/dev/infiniband/uverbs")));
   want.insert("/dev/infiniband/rdma_cm");
-  EXPECT_EQ(nodes, want);
-  std::set<std::string> env;
-  for (const auto& e : spec["devices"][0]["containerEdits"]["env"]) env.insert(e);
-  EXPECT_TRUE(env.count("PCIDEVICE_RDMA_VF=" + vf.str())) << spec.dump();
-  EXPECT_THAT(spec.dump(), HasSubstr("NCCL_IB_HCA="));
+  EXPECT_EQ(seen.device_nodes, want);
+  EXPECT_EQ(seen.env.at("PCIDEVICE_RDMA_VF"), vf.str());
+  EXPECT_THAT(seen.env.at("NCCL_IB_HCA"), ::testing::StartsWith("="));
 
   // Idempotent: asked again, even with the claim gone from the API server, the same answer.
   deleteClaim("one-vf");
@@ -201,27 +135,6 @@ TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
   EXPECT_THAT(resp->claims().at("11111111-0000-0000-0000-000000000000").error(), HasSubstr("404"));
   // Only the good claim left anything behind.
   EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(good)});
-}
-
-TEST_F(DraPrepareTest, TwoRequestsKeepTheirOwnRequestNamesAndEnv) {
-  startRegistered(api_->url());
-  const PciAddress a = node_.vf(0, 0), b = node_.vf(2, 3);
-  const std::string uid = createClaim("two", json::array({result("nic0", dra::pciDeviceName(a)),
-                                                          result("nic1", dra::pciDeviceName(b))}));
-  auto resp = kubelet_->prepare({{"team", uid, "two"}});
-  ASSERT_TRUE(resp);
-  const auto& c = resp->claims().at(uid);
-  ASSERT_EQ(c.error(), "");
-  ASSERT_EQ(c.devices_size(), 2);
-  EXPECT_THAT(c.devices(0).request_names(), ElementsAre("nic0"));
-  EXPECT_THAT(c.devices(1).request_names(), ElementsAre("nic1"));
-  json spec = readJson(cdi_dir_ / claimSpecFileName(uid));
-  ASSERT_EQ(spec["devices"].size(), 2u);
-  // Each request's containers see their own device in PCIDEVICE_*, not the other request's.
-  EXPECT_THAT(spec["devices"][0]["containerEdits"]["env"].dump(),
-              HasSubstr("PCIDEVICE_RDMA_VF=" + a.str() + "\""));
-  EXPECT_THAT(spec["devices"][1]["containerEdits"]["env"].dump(),
-              HasSubstr("PCIDEVICE_RDMA_VF=" + b.str() + "\""));
 }
 
 // The real binary, killed with SIGKILL after prepare, restarted, then asked to unprepare.
