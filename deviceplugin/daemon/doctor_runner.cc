@@ -1,5 +1,6 @@
 #include "deviceplugin/daemon/doctor_runner.h"
 
+#include <malloc.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -125,6 +126,10 @@ void DoctorRunner::loop() {
     first = false;
     last_worst = worst;
     previous = std::move(report.counters);
+    // A run reads the whole node (GID tables included) on this thread, into this thread's malloc
+    // arena, which glibc does not shrink by itself: hand the freed MBs back before sleeping.
+    report = {};
+    malloc_trim(0);
     // The cap counts the run's own CPU time, not its wall time: on a busy node a run takes
     // longer without costing more, and must not be pushed back for it.
     const auto cpu = threadCpuTime() - cpu_started;

@@ -63,7 +63,8 @@ json deviceJson(const DraDevice& d) {
   return dev;
 }
 
-Result<std::vector<json>> deviceChunks(const std::vector<DraDevice>& devices, size_t per_slice) {
+Result<std::vector<DeviceGroup>> deviceGroups(const std::vector<DraDevice>& devices,
+                                              size_t per_slice) {
   if (per_slice == 0 || per_slice > kMaxDevicesPerSlice) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("devices per slice must be 1..{}", kMaxDevicesPerSlice));
@@ -80,15 +81,19 @@ Result<std::vector<json>> deviceChunks(const std::vector<DraDevice>& devices, si
   }
   std::sort(sorted.begin(), sorted.end(),
             [](const DraDevice* a, const DraDevice* b) { return a->name < b->name; });
-  std::vector<json> chunks;
+  std::vector<DeviceGroup> groups;
   for (size_t i = 0; i < sorted.size(); i += per_slice) {
-    json chunk = json::array();
-    for (size_t j = i; j < std::min(sorted.size(), i + per_slice); ++j) {
-      chunk.push_back(deviceJson(*sorted[j]));
-    }
-    chunks.push_back(std::move(chunk));
+    const auto end =
+        sorted.begin() + static_cast<std::ptrdiff_t>(std::min(sorted.size(), i + per_slice));
+    groups.emplace_back(sorted.begin() + static_cast<std::ptrdiff_t>(i), end);
   }
-  return chunks;
+  return groups;
+}
+
+json chunkJson(const DeviceGroup& group) {
+  json chunk = json::array();
+  for (const DraDevice* d : group) chunk.push_back(deviceJson(*d));
+  return chunk;
 }
 
 json sliceObject(const SliceOwner& owner, const json& devices, int64_t generation,
@@ -126,10 +131,11 @@ Result<std::vector<json>> buildSlices(const std::vector<DraDevice>& devices,
                                  "characters",
                                  owner.driver));
   }
-  RDMANET_ASSIGN_OR_RETURN(auto chunks, deviceChunks(devices));
+  RDMANET_ASSIGN_OR_RETURN(auto groups, deviceGroups(devices));
   std::vector<json> slices;
-  for (const auto& c : chunks) {
-    slices.push_back(sliceObject(owner, c, generation, static_cast<int64_t>(chunks.size())));
+  for (const auto& g : groups) {
+    slices.push_back(
+        sliceObject(owner, chunkJson(g), generation, static_cast<int64_t>(groups.size())));
   }
   return slices;
 }

@@ -25,11 +25,18 @@ struct SliceOwner {
   std::string node_uid{};
 };
 
-// The devices, validated (validateDevice), checked for duplicate names, sorted by name, as the
-// JSON of ResourceSlice spec.devices[] entries, in chunks of at most `per_slice`. No devices
-// give no chunks. Error 7 naming the device at fault.
-Result<std::vector<nlohmann::json>> deviceChunks(const std::vector<DraDevice>& devices,
-                                                 size_t per_slice = kMaxDevicesPerSlice);
+// One slice's devices: pointers into the vector given to deviceGroups().
+using DeviceGroup = std::vector<const DraDevice*>;
+
+// The devices, validated (validateDevice), checked for duplicate names, sorted by name, in
+// groups of at most `per_slice`. No devices give no groups. Error 7 naming the device at fault.
+// The publisher keeps groups and builds one chunk's JSON at a time (chunkJson): the JSON of
+// every device at once is several times the size of the devices themselves.
+Result<std::vector<DeviceGroup>> deviceGroups(const std::vector<DraDevice>& devices,
+                                              size_t per_slice = kMaxDevicesPerSlice);
+
+// One group as the JSON of ResourceSlice spec.devices[] entries (deviceJson, in order).
+nlohmann::json chunkJson(const DeviceGroup& group);
 
 // One device as spec.devices[] JSON: name, attributes ({"string"|"int"|"bool"|"version": v}),
 // taints and allowMultipleAllocations when set.

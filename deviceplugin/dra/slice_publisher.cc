@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "common/kube/api_error.h"
@@ -74,6 +75,22 @@ bool anyTaint(const json& devices) {
   return false;
 }
 
+// What the publisher remembers of the chunks it wrote: a digest of each one's text, not a copy
+// (1016 devices' JSON is several MB of nodes). It is only compared for equality, to tell whether
+// the devices changed while the server drops a gated field; a 64-bit collision is negligible.
+std::vector<size_t> digestsOf(const std::vector<DeviceGroup>& groups) {
+  std::vector<size_t> out;
+  out.reserve(groups.size());
+  for (const auto& g : groups) out.push_back(std::hash<std::string>{}(chunkJson(g).dump()));
+  return out;
+}
+
+std::set<std::string> deviceNames(const DeviceGroup& group) {
+  std::set<std::string> out;
+  for (const DraDevice* d : group) out.insert(d->name);
+  return out;
+}
+
 bool anyMultipleAllocations(const json& devices) {
   for (const auto& d : devices) {
     if (d.value("allowMultipleAllocations", false)) return true;
@@ -127,7 +144,7 @@ Result<json> SlicePublisher::listSlices() {
 Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devices) {
   // buildSlices validates the owner names and the devices before any request goes out.
   RDMANET_RETURN_IF_ERROR(buildSlices({}, owner_, 1));
-  RDMANET_ASSIGN_OR_RETURN(auto chunks, deviceChunks(devices));
+  RDMANET_ASSIGN_OR_RETURN(auto chunks, deviceGroups(devices));
   RDMANET_RETURN_IF_ERROR(ensureNodeUid());
   PublishResult out;
   int64_t target = 0;
@@ -148,7 +165,7 @@ Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devi
   return e;
 }
 
-Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<json>& chunks,
+Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<DeviceGroup>& chunks,
                                                             const json& existing, int64_t& target,
                                                             PublishResult& out) {
   const bool with_taints = !taints_dropped_;
@@ -206,27 +223,31 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<js
     }
     return false;
   };
-  auto upToDate = [&](const json* s, size_t i, int64_t gen) {
+  // `chunk`: chunkJson(chunks[i]), built one at a time (see deviceGroups).
+  auto upToDate = [&](const json* s, const json& chunk, int64_t gen) {
     return s != nullptr && generationOf(*s) == gen && countOf(*s) == n && ownerOk(*s) &&
            comparableDevices((*s)["spec"].value("devices", json::array()), with_taints,
-                             with_multi) == comparableDevices(chunks[i], with_taints, with_multi);
+                             with_multi) == comparableDevices(chunk, with_taints, with_multi);
   };
   if (target == 0) {
     bool current = true;
     for (size_t i = 0; i < chunks.size() && current; ++i) {
-      current = upToDate(assigned[i], i, max_gen);
+      current = upToDate(assigned[i], chunkJson(chunks[i]), max_gen);
     }
     // With taints dropped they no longer show a difference; a change of them is still written
     // (at a new generation), since the gate may have been turned on since.
-    if ((taints_dropped_ || multi_dropped_) && chunks != last_chunks_) current = false;
+    if ((taints_dropped_ || multi_dropped_) && digestsOf(chunks) != last_digests_) {
+      current = false;
+    }
     target = current ? max_gen : std::max(max_gen, last_generation_) + 1;
   } else if (max_gen > target) {
     target = max_gen + 1;  // someone wrote a higher generation meanwhile: go above it
   }
 
   for (size_t i = 0; i < chunks.size(); ++i) {
-    if (upToDate(assigned[i], i, target)) continue;
-    RDMANET_ASSIGN_OR_RETURN(Round r, write(assigned[i], chunks[i], target, n, out));
+    const json chunk = chunkJson(chunks[i]);
+    if (upToDate(assigned[i], chunk, target)) continue;
+    RDMANET_ASSIGN_OR_RETURN(Round r, write(assigned[i], chunk, target, n, out));
     if (r == Round::kRetry) return Round::kRetry;
   }
   for (const json* s : leftovers) {
@@ -243,7 +264,7 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<js
   out.generation = chunks.empty() ? 0 : target;
   out.slices = chunks.size();
   last_generation_ = std::max(last_generation_, target);
-  last_chunks_ = chunks;
+  last_digests_ = digestsOf(chunks);
   return Round::kDone;
 }
 
@@ -292,7 +313,7 @@ Status SlicePublisher::unpublishAll() {
       return st.error().context("deleting this node's ResourceSlices");
     }
   }
-  last_chunks_.clear();
+  last_digests_.clear();
   return okStatus();
 }
 

@@ -72,7 +72,8 @@ class SlicePublisher {
 
  private:
   enum class Round { kDone, kRetry };
-  Result<Round> reconcileOnce(const std::vector<nlohmann::json>& chunks,
+  // `chunks`: the devices in slice-sized groups, in order (deviceGroups).
+  Result<Round> reconcileOnce(const std::vector<DeviceGroup>& chunks,
                               const nlohmann::json& existing, int64_t& target, PublishResult& out);
   Result<nlohmann::json> listSlices();
   Status ensureNodeUid();
@@ -86,7 +87,7 @@ class SlicePublisher {
   PublisherOptions options_;
   SliceOwner owner_;
   int64_t last_generation_ = 0;
-  std::vector<nlohmann::json> last_chunks_;
+  std::vector<size_t> last_digests_;  // digestsOf() the chunks last written
   bool taints_dropped_ = false;
   bool multi_dropped_ = false;
 };

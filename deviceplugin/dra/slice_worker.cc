@@ -1,5 +1,7 @@
 #include "deviceplugin/dra/slice_worker.h"
 
+#include <malloc.h>
+
 #include "deviceplugin/dra/slice_devices.h"
 #include "deviceplugin/logging.h"
 
@@ -71,6 +73,12 @@ void SliceWorker::loop() {
     auto devices = sliceDevices(sysfs_, *todo, allow_multiple, &skipped);
     if (skipped > 0) log->warn("ResourceSlices: {} device(s) left out (gone from sysfs)", skipped);
     auto r = publisher_.publish(devices);
+    const size_t published = devices.size();
+    devices = {};
+    // A publish builds every device's JSON, the server's list and answers on this thread: a few
+    // MB freed at once into this thread's arena, which glibc does not hand back by itself (only
+    // the main heap's top is trimmed). Return it, or it stays resident until the next publish.
+    malloc_trim(0);
     std::lock_guard lk(mu_);
     if (!r.ok()) {
       ++status_.failures;
@@ -82,8 +90,8 @@ void SliceWorker::loop() {
     if (!last_error.empty()) log->info("ResourceSlices: published again");
     last_error.clear();
     if (r->changed) {
-      log->info("ResourceSlices: {} devices in {} slice(s), generation {}", devices.size(),
-                r->slices, r->generation);
+      log->info("ResourceSlices: {} devices in {} slice(s), generation {}", published, r->slices,
+                r->generation);
     }
     status_.published_version = todo->version;
     status_.generation = r->generation;

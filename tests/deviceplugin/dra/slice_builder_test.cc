@@ -90,6 +90,28 @@ TEST(SliceBuilderTest, NoDevicesGiveNoSlices) {
   EXPECT_TRUE(slices->empty());
 }
 
+TEST(SliceBuilderTest, GroupsPointIntoTheDevicesAndGiveTheSlicesJson) {
+  // The publisher keeps groups (pointers, no JSON) and builds one chunk's JSON at a time: the
+  // result must be what buildSlices writes.
+  const auto devs = devices(130);
+  auto groups = deviceGroups(devs);
+  ASSERT_TRUE(groups.ok()) << groups.error().msg;
+  ASSERT_EQ(groups->size(), 3u);
+  EXPECT_EQ((*groups)[2].size(), 2u);
+  for (const auto& g : *groups) {
+    for (const DraDevice* d : g) {
+      EXPECT_TRUE(d >= devs.data() && d < devs.data() + devs.size()) << "not a copy";
+    }
+  }
+  auto slices = buildSlices(devs, owner(), 1);
+  ASSERT_TRUE(slices.ok());
+  for (size_t i = 0; i < groups->size(); ++i) {
+    EXPECT_EQ(chunkJson((*groups)[i]), (*slices)[i]["spec"]["devices"]) << "group " << i;
+  }
+  EXPECT_FALSE(deviceGroups(devs, 0).ok());
+  EXPECT_FALSE(deviceGroups(devs, kMaxDevicesPerSlice + 1).ok());
+}
+
 TEST(SliceBuilderTest, DuplicateOrInvalidDevicesAreRefused) {
   auto dup = devices(2);
   dup[1].name = dup[0].name;
