@@ -19,8 +19,8 @@ using testing::ContainerView;
 using testing::DraPrepareTest;
 using ::testing::ElementsAre;
 using testing::filesUnder;
-using testing::readJson;
 using ::testing::HasSubstr;
+using testing::readJson;
 
 using PrepareResponse = k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourceResponse;
 
