@@ -24,9 +24,9 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
   } else if (unit == "ms") {
     ms_per = 1;
   } else if (unit == "m") {
-    ms_per = 60 * 1000;
+    ms_per = int64_t{60} * 1000;
   } else if (unit == "h") {
-    ms_per = 3600 * 1000;
+    ms_per = int64_t{3600} * 1000;
   } else {
     return std::nullopt;
   }

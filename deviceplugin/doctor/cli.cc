@@ -6,7 +6,6 @@
 #include "common/base/sysfs.h"
 #include "common/cli/command_line.h"
 #include "common/inventory/node.h"
-#include "deviceplugin/doctor/cli_flags.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
