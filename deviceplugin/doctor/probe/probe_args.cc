@@ -69,20 +69,10 @@ void defineFlags(CLI::App& app, ProbeOptions& o) {
 
 }  // namespace
 
-std::string probeUsage() {
-  ProbeOptions unused;
-  CLI::App app;
-  defineFlags(app, unused);
-  return app.help();
-}
+std::string probeUsage() { return cli::helpOf<ProbeOptions>(defineFlags); }
 
 Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args) {
-  ProbeOptions o;
-  CLI::App app;
-  defineFlags(app, o);
-  RDMANET_ASSIGN_OR_RETURN(const cli::Parsed parsed, cli::parse(app, args));
-  o.help = parsed == cli::Parsed::kHelp;
-  o.version = parsed == cli::Parsed::kVersion;
+  RDMANET_ASSIGN_OR_RETURN(ProbeOptions o, cli::parseInto<ProbeOptions>(args, defineFlags));
   if (o.help || o.version) return o;
   // The two forms, which CLI11's option groups cannot say with these messages.
   if (o.listen && !o.peer.empty()) {
