@@ -40,7 +40,7 @@ std::vector<std::string> childEnv(const std::map<std::string, std::string>& over
     if (!overrides.count(key) && key.rfind("CNI_", 0) != 0) out.emplace_back(kv);
   }
   for (const auto& [k, v] : overrides) {
-    if (!v.empty()) out.push_back(k + "=" + v);
+    if (!v.empty()) out.push_back(fmt::format("{}={}", k, v));
   }
   return out;
 }
@@ -52,7 +52,7 @@ std::optional<std::string> findInPath(const std::string& type,
   if (!isPlainFileName(type)) return std::nullopt;
   for (const auto& dir : path) {
     if (dir.empty() || dir.front() != '/') continue;  // relative CNI_PATH entries are ignored
-    const std::string candidate = dir + "/" + type;
+    const std::string candidate = fmt::format("{}/{}", dir, type);
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0) {
       return candidate;
@@ -70,6 +70,7 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   }
   const std::vector<std::string> env = childEnv(req.env);
   std::vector<char*> envp;
+  envp.reserve(env.size() + 1);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   char* argv[] = {const_cast<char*>(bin->c_str()), nullptr};

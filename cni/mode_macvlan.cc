@@ -81,7 +81,7 @@ Status detachMacvlan(PluginDeps& deps, const AttachmentState& st, const std::str
   RDMANET_ASSIGN_OR_RETURN(bool in_pod, runInPodIfExists(deps, netns, [&](Netlink& nl) -> Status {
                              auto l = nl.linkByName(st.ifname);
                              if (!l.ok() || l->kind != "macvlan") return okStatus();
-                             const Status s = nl.deleteLink(l->ifindex);
+                             Status s = nl.deleteLink(l->ifindex);
                              if (!s.ok() && s.error().code != ErrorCode::kDeviceNotFound) return s;
                              return okStatus();
                            }));

@@ -19,7 +19,7 @@ Status inPod(Netlink& nl, const AttachmentState& st, int host_fd) {
   if (!st.pod_lower.empty()) {
     auto vlan = nl.linkByName(st.ifname);
     if (vlan.ok() && vlan->kind == "vlan") {
-      const Status s = nl.deleteLink(vlan->ifindex);
+      Status s = nl.deleteLink(vlan->ifindex);
       if (!s.ok() && !isMissing(s)) return s;
     }
   }

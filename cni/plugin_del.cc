@@ -99,6 +99,7 @@ Status Plugin::gc(const CniEnv& env, const NetConf& conf) {
   Status first = okStatus();
   const std::vector<AttachmentState> recorded = deps_.store.list();
   std::vector<std::string> device_info_files;
+  device_info_files.reserve(recorded.size());
   for (const AttachmentState& st : recorded) device_info_files.push_back(st.device_info_file);
   sweepStale(deps_, device_info_files);
   if (conf.has_valid_attachments) {

@@ -12,7 +12,7 @@ namespace {
 std::string versionFor(std::string_view stdin_data) {
   auto doc = parseJson(stdin_data);
   if (doc.ok() && doc->is_object() && (*doc)["cniVersion"].is_string()) {
-    const std::string v = (*doc)["cniVersion"].get<std::string>();
+    std::string v = (*doc)["cniVersion"].get<std::string>();
     if (checkSupported(v).ok()) return v;
   }
   return std::string(kLatestVersion);

@@ -96,7 +96,7 @@ Status releaseSharedVlan(PluginDeps& deps, const std::string& link, const std::s
   if (doc.value("created", false)) {
     auto l = deps.host.linkByName(link);
     if (l.ok()) {
-      const Status s = deps.host.deleteLink(l->ifindex);
+      Status s = deps.host.deleteLink(l->ifindex);
       if (!s.ok() && s.error().code != ErrorCode::kDeviceNotFound) return s;
     } else if (l.error().code != ErrorCode::kDeviceNotFound) {
       return l.error();

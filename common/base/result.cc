@@ -17,7 +17,8 @@ Error makeError(ErrorCode code, std::string msg, std::string details) {
 
 Error errnoError(ErrorCode code, int err, std::string msg) {
   const int e = std::abs(err);
-  return Error{.code = code, .msg = msg + ": " + std::strerror(e), .details = {}, .sys_errno = e};
+  msg.append(": ").append(std::strerror(e));
+  return Error{.code = code, .msg = std::move(msg), .details = {}, .sys_errno = e};
 }
 
 }  // namespace rdmanet

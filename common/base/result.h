@@ -113,9 +113,11 @@ inline Status okStatus() { return {}; }
 // `RDMANET_ASSIGN_OR_RETURN(auto x, f());` declares x from f()'s value or returns its error.
 #define RDMANET_ASSIGN_OR_RETURN(lhs, expr) \
   RDMANET_ASSIGN_OR_RETURN_IMPL_(RDMANET_CONCAT_(rdmanet_res_, __LINE__), lhs, expr)
-#define RDMANET_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
-  auto tmp = (expr);                                   \
-  if (!tmp.ok()) {                                     \
-    return tmp.error();                                \
-  }                                                    \
-  lhs = std::move(tmp).value()
+// `tmp` is a name being declared and `lhs` a declaration ("auto x"): neither can be wrapped in
+// parentheses, so bugprone-macro-parentheses is silenced on exactly those two lines.
+#define RDMANET_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr)        \
+  auto tmp = (expr); /* NOLINT(bugprone-macro-parentheses) */ \
+  if (!(tmp).ok()) {                                          \
+    return (tmp).error();                                     \
+  }                                                           \
+  lhs = std::move(tmp).value() /* NOLINT(bugprone-macro-parentheses) */

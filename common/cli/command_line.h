@@ -30,6 +30,27 @@ enum class Parsed { kRun, kHelp, kVersion };
 // when --help / --version was given (the caller prints app.help() or version()).
 Result<Parsed> parse(CLI::App& app, const std::vector<std::string>& args);
 
+// The two entry points of a command line whose flags `define(app, options)` sets on an App:
+// its generated help, and `args` parsed into a fresh Options (whose `help` and `version` say
+// what was asked).
+template <typename Options, typename Define>
+std::string helpOf(Define define) {
+  Options unused{};
+  CLI::App app;
+  define(app, unused);
+  return app.help();
+}
+template <typename Options, typename Define>
+Result<Options> parseInto(const std::vector<std::string>& args, Define define) {
+  Options o{};
+  CLI::App app;
+  define(app, o);
+  RDMANET_ASSIGN_OR_RETURN(const Parsed parsed, parse(app, args));
+  o.help = parsed == Parsed::kHelp;
+  o.version = parsed == Parsed::kVersion;
+  return o;
+}
+
 // Validators, for the message after "--flag: ":
 // a value that must not be empty ("--config ''": "empty value");
 CLI::Validator nonEmpty();

@@ -83,7 +83,7 @@ std::vector<Netdev> netdevsOf(const Sysfs& sysfs, const PciAddress& addr) {
   std::vector<Netdev> out;
   const std::string base = fmt::format("/sys/bus/pci/devices/{}/net", addr.str());
   for (const auto& name : netdevNamesOf(sysfs, addr)) {
-    Netdev n = readNetdevAt(sysfs, base + "/" + name, name);
+    Netdev n = readNetdevAt(sysfs, fmt::format("{}/{}", base, name), name);
     n.pci = addr;
     out.push_back(std::move(n));
   }

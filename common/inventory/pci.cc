@@ -48,7 +48,8 @@ std::vector<std::pair<int, PciAddress>> virtfns(const Sysfs& sysfs, const std::s
     if (!entry.starts_with("virtfn")) continue;
     auto idx = parseIndex(std::string_view(entry).substr(6));
     if (!idx) continue;
-    if (auto addr = linkedFunction(sysfs, dir + "/" + entry)) out.emplace_back(*idx, *addr);
+    if (auto addr = linkedFunction(sysfs, fmt::format("{}/{}", dir, entry)))
+      out.emplace_back(*idx, *addr);
   }
   std::sort(out.begin(), out.end());
   return out;

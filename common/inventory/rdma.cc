@@ -49,14 +49,14 @@ RdmaPort readPort(const Sysfs& sysfs, const std::string& dir, int num, bool gids
   for (const auto& entry : sysfs.list(dir + "/gids")) {
     auto idx = parseInt(entry);
     if (!idx) continue;
-    auto gid = sysfs.readOpt(dir + "/gids/" + entry);
+    auto gid = sysfs.readOpt(fmt::format("{}/gids/{}", dir, entry));
     if (!gid || gid->empty() || *gid == kZeroGid) continue;
     port.gids.push_back(RdmaGid{
         .index = *idx,
         .gid = *gid,
         // The kernel answers EINVAL for attributes of unused entries; absent stays empty.
-        .type = sysfs.readOpt(dir + "/gid_attrs/types/" + entry).value_or(""),
-        .ndev = sysfs.readOpt(dir + "/gid_attrs/ndevs/" + entry).value_or(""),
+        .type = sysfs.readOpt(fmt::format("{}/gid_attrs/types/{}", dir, entry)).value_or(""),
+        .ndev = sysfs.readOpt(fmt::format("{}/gid_attrs/ndevs/{}", dir, entry)).value_or(""),
     });
   }
   std::sort(port.gids.begin(), port.gids.end(),
@@ -88,7 +88,7 @@ void collectCharDevices(const Sysfs& sysfs, const std::vector<std::string>& dirs
   for (const auto& dir : dirs) {
     for (const auto& entry : sysfs.list(dir)) {
       if (seen.contains(entry)) continue;
-      const std::string sub = dir + "/" + entry;
+      const std::string sub = fmt::format("{}/{}", dir, entry);
       if (sysfs.readOpt(sub + "/ibdev") != ibdev) continue;  // also skips abi_version
       seen.insert(entry);
       found.push_back(charDevice(sysfs, sub, entry));
@@ -153,7 +153,7 @@ RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const st
   }
   std::sort(ports.begin(), ports.end());
   for (const auto& [n, entry] : ports)
-    d.ports.push_back(readPort(sysfs, dir + "/ports/" + entry, n, opts.gids));
+    d.ports.push_back(readPort(sysfs, fmt::format("{}/ports/{}", dir, entry), n, opts.gids));
 
   // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
   // class directories hold every device's, and matching them costs one `ibdev` read per entry
@@ -208,8 +208,8 @@ std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& a
   for (const auto& name : sysfs.list(under)) {  // sorted
     if (!isValidRdmaName(name)) continue;
     const std::string cls = fmt::format("{}/{}", kClassIb, name);
-    RdmaDevice d =
-        readRdmaDeviceAt(sysfs, sysfs.exists(cls) ? cls : under + "/" + name, name, opts);
+    RdmaDevice d = readRdmaDeviceAt(
+        sysfs, sysfs.exists(cls) ? cls : fmt::format("{}/{}", under, name), name, opts);
     d.pci = addr;
     out.push_back(std::move(d));
   }

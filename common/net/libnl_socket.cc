@@ -71,7 +71,6 @@ int nleToErrno(int nle) {
     case NLE_AF_NOSUPPORT:
       return EAFNOSUPPORT;
     case NLE_OBJ_NOTFOUND:
-      return ENOENT;
     case NLE_NOATTR:
       return ENOENT;
     case NLE_MISSING_ATTR:
@@ -81,7 +80,6 @@ int nleToErrno(int nle) {
     case NLE_SEQ_MISMATCH:
       return EPROTO;
     case NLE_MSG_OVERFLOW:
-      return EMSGSIZE;
     case NLE_MSG_TRUNC:
       return EMSGSIZE;
     case NLE_NOADDR:

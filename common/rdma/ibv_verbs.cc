@@ -108,6 +108,7 @@ Result<std::vector<std::string>> IbvRdmaVerbs::devices() {
   int n = 0;
   RDMANET_ASSIGN_OR_RETURN(DeviceList list, listDevices(n));
   std::vector<std::string> names;
+  names.reserve(static_cast<size_t>(std::max(n, 0)));
   for (int i = 0; i < n; ++i) names.emplace_back(ibv_get_device_name(list.get()[i]));
   std::sort(names.begin(), names.end());
   return names;

@@ -24,9 +24,9 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
   } else if (unit == "ms") {
     ms_per = 1;
   } else if (unit == "m") {
-    ms_per = 60 * 1000;
+    ms_per = int64_t{60} * 1000;
   } else if (unit == "h") {
-    ms_per = 3600 * 1000;
+    ms_per = int64_t{3600} * 1000;
   } else {
     return std::nullopt;
   }
@@ -153,22 +153,11 @@ void makeApp(CLI::App& app, Flags& f) {
 
 }  // namespace
 
-std::string usage() {
-  Flags unused;
-  CLI::App app;
-  makeApp(app, unused);
-  return app.help();
-}
+std::string usage() { return cli::helpOf<Flags>(makeApp); }
 
 Result<Flags> parseFlags(int argc, const char* const* argv) {
-  Flags f;
-  CLI::App app;
-  makeApp(app, f);
   const std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
-  RDMANET_ASSIGN_OR_RETURN(const cli::Parsed parsed, cli::parse(app, args));
-  f.help = parsed == cli::Parsed::kHelp;
-  f.version = parsed == cli::Parsed::kVersion;
-  return f;
+  return cli::parseInto<Flags>(args, makeApp);
 }
 
 }  // namespace rdmanet::dp

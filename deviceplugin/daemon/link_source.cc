@@ -32,6 +32,7 @@ class NetlinkLinkSource final : public LinkSource {
   Result<std::vector<LinkUpdate>> dump() override {
     RDMANET_ASSIGN_OR_RETURN(auto links, nl_->links());
     std::vector<LinkUpdate> out;
+    out.reserve(links.size());
     for (const auto& l : links) out.push_back(toUpdate(l, false));
     return out;
   }

@@ -26,6 +26,7 @@ std::vector<std::string> cpus(const Sysfs& sysfs) {
 
 std::string counts(const std::map<std::string, int>& m) {
   std::vector<std::string> parts;
+  parts.reserve(m.size());
   for (const auto& [k, n] : m) parts.push_back(fmt::format("{}:{}", k, n));
   return join(parts, ",");
 }
@@ -64,7 +65,7 @@ void cstates(const DoctorContext& ctx, const std::vector<std::string>& cpu_list,
     for (const auto& s : ctx.sysfs.list(dir)) {
       if (!s.starts_with("state")) continue;
       any_state = true;
-      const std::string sd = dir + "/" + s;
+      const std::string sd = fmt::format("{}/{}", dir, s);
       const auto latency = ctx.sysfs.readInt(sd + "/latency");
       const bool disabled = ctx.sysfs.readInt(sd + "/disable").value_or(0) != 0;
       if (!latency || *latency <= kDeepLatencyUs || disabled) continue;
@@ -82,6 +83,7 @@ void cstates(const DoctorContext& ctx, const std::vector<std::string>& cpu_list,
     return;
   }
   std::vector<std::string> parts;
+  parts.reserve(deep.size());
   for (const auto& [name, n] : deep) parts.push_back(fmt::format("{} on {} cpus", name, n));
   ev.push_back({"deep_states", parts.empty() ? "none enabled" : join(parts, ", ")});
   out.results.push_back(makeResult(

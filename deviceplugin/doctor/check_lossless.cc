@@ -102,6 +102,7 @@ void checkLossless(const DoctorContext& ctx, DoctorReport& out) {
     if (t != TrustMode::kDscp) continue;
     const auto dscps = r.dcb.dscpsFor(prio);
     std::vector<std::string> d;
+    d.reserve(dscps.size());
     for (uint8_t v : dscps) d.push_back(std::to_string(v));
     out.results.push_back(makeResult(
         "dscp_map", r.port->label, dscps.empty() ? Verdict::kFail : Verdict::kPass,

@@ -6,7 +6,6 @@
 #include "common/base/sysfs.h"
 #include "common/cli/command_line.h"
 #include "common/inventory/node.h"
-#include "deviceplugin/doctor/cli_flags.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
@@ -50,21 +49,10 @@ void defineFlags(CLI::App& app, CliOptions& o) {
 
 }  // namespace
 
-std::string usage() {
-  CliOptions unused;
-  CLI::App app;
-  defineFlags(app, unused);
-  return app.help();
-}
+std::string usage() { return cli::helpOf<CliOptions>(defineFlags); }
 
 Result<CliOptions> parseArgs(const std::vector<std::string>& args) {
-  CliOptions o;
-  CLI::App app;
-  defineFlags(app, o);
-  RDMANET_ASSIGN_OR_RETURN(const cli::Parsed parsed, cli::parse(app, args));
-  o.help = parsed == cli::Parsed::kHelp;
-  o.version = parsed == cli::Parsed::kVersion;
-  return o;
+  return cli::parseInto<CliOptions>(args, defineFlags);
 }
 
 int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_unix,

@@ -83,7 +83,7 @@ std::optional<std::map<std::string, uint64_t>> readPortCounters(const Sysfs& sys
     if (!sysfs.exists(dir)) continue;
     if (!out) out.emplace();
     for (const auto& name : sysfs.list(dir)) {
-      const auto text = sysfs.readOpt(dir + "/" + name);
+      const auto text = sysfs.readOpt(fmt::format("{}/{}", dir, name));
       if (!text) continue;
       if (auto v = parseU64(*text)) (*out)[name] = *v;
     }

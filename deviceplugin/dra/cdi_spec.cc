@@ -27,7 +27,7 @@ nlohmann::json claimCdiSpec(const std::vector<CdiDevice>& devices) {
   nlohmann::json out = nlohmann::json::array();
   for (const CdiDevice& d : devices) {
     nlohmann::json env = nlohmann::json::array();
-    for (const auto& [k, v] : d.edits.envs) env.push_back(k + "=" + v);
+    for (const auto& [k, v] : d.edits.envs) env.push_back(fmt::format("{}={}", k, v));
     nlohmann::json nodes = nlohmann::json::array();
     for (const DeviceNode& n : d.edits.devices) {
       nodes.push_back({{"path", n.container_path},

@@ -131,7 +131,7 @@ class HealthService final : public health::DRAResourceHealth::Service {
 
 class DraServer final : public GrpcServer {
  public:
-  DraServer(DraServerOptions opts, ClaimPreparer& preparer, const DeviceState& state)
+  DraServer(const DraServerOptions& opts, ClaimPreparer& preparer, const DeviceState& state)
       : plugin_(preparer), health_(opts, state, &stopping_) {}
   ~DraServer() override { stop(); }
 

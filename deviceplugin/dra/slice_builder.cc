@@ -32,7 +32,9 @@ json deviceJson(const DraDevice& d) {
   json dev = {{"name", d.name}};
   if (!d.attributes.empty()) {
     json attrs = json::object();
-    for (const auto& [name, value] : d.attributes) {
+    for (const auto& [attr_name, value] : d.attributes) {
+      // clang (14) cannot capture a structured binding in a lambda: name it first.
+      const auto& name = attr_name;
       std::visit(
           [&](const auto& v) {
             using T = std::decay_t<decltype(v)>;

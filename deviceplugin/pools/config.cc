@@ -77,7 +77,7 @@ Result<Lossless> parseLossless(const json& j, const std::string& key) {
   if (!j.is_object()) return invalid(key, "must be an object {\"priority\", \"dscp\"}");
   Lossless l;
   for (const auto& [k, v] : j.items()) {
-    std::string sub = key + "." + k;
+    std::string sub = fmt::format("{}.{}", key, k);
     if (k != "priority" && k != "dscp") return invalid(sub, "unknown key");
     if (!v.is_number_integer()) return invalid(sub, "must be an integer");
     long long n = v.get<long long>();
@@ -108,7 +108,7 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
   p.mode = from_config_list ? PoolMode::kShared : PoolMode::kVf;
   bool has_mode = false, has_max = false;
   for (const auto& [k, v] : j.items()) {
-    std::string sub = key + "." + k;
+    std::string sub = fmt::format("{}.{}", key, k);
     if (k == "resourceName") {
       RDMANET_ASSIGN_OR_RETURN(p.resource_name, getString(v, sub));
       if (!isValidResourceName(p.resource_name)) {

@@ -58,7 +58,7 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
   if (!j.is_object()) return invalid(key, "must be an object");
   Selector s;
   for (const auto& [k, v] : j.items()) {
-    std::string sub = key + "." + k;
+    std::string sub = fmt::format("{}.{}", key, k);
     if (k == "isRdma") {
       if (!v.is_boolean()) return invalid(sub, "must be true or false");
       s.is_rdma = v.get<bool>();

@@ -1,5 +1,7 @@
 #include "deviceplugin/pools/node_pools.h"
 
+#include <fmt/format.h>
+
 #include <charconv>
 
 namespace rdmanet::dp {
@@ -13,7 +15,7 @@ std::vector<int> readPortStates(const Sysfs& sysfs, const std::string& dev) {
   std::vector<int> out;
   std::string base = "/sys/class/infiniband/" + dev + "/ports";
   for (const auto& port : sysfs.list(base)) {
-    auto s = sysfs.readOpt(base + "/" + port + "/state");
+    auto s = sysfs.readOpt(fmt::format("{}/{}/state", base, port));
     int v = 0;
     if (s) std::from_chars(s->data(), s->data() + s->size(), v);
     out.push_back(v);

@@ -1,12 +1,17 @@
 #pragma once
 // TempDir: a fresh directory under $TMPDIR (or /tmp), removed with everything in it on
-// destruction. For per-test sysfs roots: `TempDir dir; SimTree tree(dir.path());`.
+// destruction. For per-test sysfs roots: `TempDir dir; SimTree tree(dir.path());`. With it, the
+// two reads file tests make of what they wrote: a file's bytes and a directory's names.
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace rdmanet::sim {
 
@@ -30,5 +35,23 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// The whole content of `p` ("" when it cannot be read).
+inline std::string readFileText(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The names in `dir`, sorted.
+inline std::vector<std::string> dirEntries(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    out.push_back(e.path().filename().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace rdmanet::sim

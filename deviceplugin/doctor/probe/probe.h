@@ -43,12 +43,14 @@ struct ProbeOptions {
   int timeout_ms = 5000;  // per stage (resolution, connection, each message, the write phase)
   bool json = false;
   bool help = false;
+  bool version = false;
 
   int effectiveTos() const { return tos.value_or(dscp << 2); }
 };
 
+// The generated --help text (probe_args.cc, CLI11 as every rdmanet command line).
 std::string probeUsage();
-// args excludes "probe". Error 7 naming the flag.
+// args excludes "probe". Error 7 whose message starts with the flag it is about.
 Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args);
 
 // What a client run found. Fields the run did not reach stay at their defaults.

@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "common/cli/command_line.h"
 #include "deviceplugin/doctor/probe/probe.h"
 #include "deviceplugin/doctor/probe/probe_rdma.h"
 
@@ -13,6 +14,10 @@ int runProbeCli(const std::vector<std::string>& args, std::ostream& out, std::os
   }
   if (o->help) {
     out << probeUsage();
+    return 0;
+  }
+  if (o->version) {
+    out << "rdmanet-doctor " << cli::version() << "\n";
     return 0;
   }
   if (o->listen) {

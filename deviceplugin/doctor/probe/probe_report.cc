@@ -1,88 +1,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "deviceplugin/doctor/cli_flags.h"
 #include "deviceplugin/doctor/probe/probe.h"
 
 namespace rdmanet::doctor {
-
-std::string probeUsage() {
-  return "usage: rdmanet-doctor probe --listen [--bind ADDR] [--port P] [--device D] [--once]\n"
-         "       rdmanet-doctor probe ADDR [--bind ADDR] [--port P] [--device D] [--tos T]\n"
-         "                            [--dscp D] [--priority P] [--count N] [--bandwidth]\n"
-         "                            [--timeout-ms MS] [--json]\n"
-         "RDMA ping-pong (RTT p50/p99) and optional RDMA-write bandwidth (>= 90% of the port\n"
-         "rate) over librdmacm and an RC QP, reporting the GID index, traffic class and SL used\n"
-         "against the pool's DSCP (default 26) and priority (default 3). Exit 0 PASS, 1 FAIL,\n"
-         "2 usage error.\n";
-}
-
-Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args) {
-  ProbeOptions o;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (auto eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
-      inline_value = flag.substr(eq + 1);
-      flag = flag.substr(0, eq);
-    }
-    auto value = [&]() -> Result<std::string> {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= args.size()) return usageError(flag + " needs a value");
-      return args[++i];
-    };
-    auto number = [&](int lo, int hi) -> Result<int> {
-      RDMANET_ASSIGN_OR_RETURN(std::string v, value());
-      return intIn(flag, v, lo, hi);
-    };
-    const bool is_switch = flag == "--listen" || flag == "--once" || flag == "--bandwidth" ||
-                           flag == "--json" || flag == "--help" || flag == "-h";
-    if (is_switch && inline_value) return usageError(flag + " takes no value");
-    if (flag == "--listen") {
-      o.listen = true;
-    } else if (flag == "--once") {
-      o.once = true;
-    } else if (flag == "--bandwidth") {
-      o.bandwidth = true;
-    } else if (flag == "--json") {
-      o.json = true;
-    } else if (flag == "--help" || flag == "-h") {
-      o.help = true;
-    } else if (flag == "--bind") {
-      RDMANET_ASSIGN_OR_RETURN(o.bind, value());
-      if (o.bind.empty()) return usageError("--bind needs an address");
-    } else if (flag == "--device") {
-      RDMANET_ASSIGN_OR_RETURN(o.device, value());
-      if (o.device.empty() || o.device.size() >= 64) return usageError("--device: bad name");
-    } else if (flag == "--port") {
-      RDMANET_ASSIGN_OR_RETURN(o.port, number(1, 65535));
-    } else if (flag == "--tos") {
-      RDMANET_ASSIGN_OR_RETURN(int t, number(0, 255));
-      o.tos = t;
-    } else if (flag == "--dscp") {
-      RDMANET_ASSIGN_OR_RETURN(o.dscp, number(0, 63));
-    } else if (flag == "--priority") {
-      RDMANET_ASSIGN_OR_RETURN(o.priority, number(0, 7));
-    } else if (flag == "--count") {
-      RDMANET_ASSIGN_OR_RETURN(o.count, number(1, 1000000));
-    } else if (flag == "--timeout-ms") {
-      RDMANET_ASSIGN_OR_RETURN(o.timeout_ms, number(10, 600000));
-    } else if (!flag.starts_with("-") && o.peer.empty()) {
-      o.peer = flag;
-    } else {
-      return usageError("unknown argument \"" + args[i] + "\"");
-    }
-  }
-  if (o.help) return o;
-  if (o.listen && !o.peer.empty()) return usageError("--listen takes no peer address");
-  if (!o.listen && o.peer.empty()) return usageError("give the server's address, or --listen");
-  if (!o.listen && o.once) return usageError("--once is for --listen");
-  return o;
-}
 
 double percentile(std::vector<double> s, double p) {
   if (s.empty()) return 0;

@@ -49,7 +49,7 @@ Result<CmEvent> expectEvent(rdma_event_channel* ch, rdma_cm_event_type want,
 class Endpoint {
  public:
   static constexpr size_t kMsg = 64;
-  static constexpr size_t kWrite = 64 * 1024;
+  static constexpr size_t kWrite = size_t{64} * 1024;
   ~Endpoint();
   // Creates everything on `id` (whose verbs context is known after route resolution or on a
   // connect request).

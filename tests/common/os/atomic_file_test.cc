@@ -16,26 +16,13 @@
 #include <thread>
 
 #include "common/os/fd.h"
+#include "tests/simnode/temp_dir.h"
 
 namespace rdmanet {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> entries(const fs::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 mode_t modeOf(const fs::path& p) {
   struct stat st {};
@@ -45,24 +32,19 @@ mode_t modeOf(const fs::path& p) {
 
 class AtomicFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "atomic-file-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  sim::TempDir tmp_{"atomic-file"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(AtomicFileTest, WritesTheContentWithTheWantedModeWhateverTheUmask) {
   const mode_t old = ::umask(0077);
   ASSERT_TRUE(writeFileAtomic(dir_ / "a", "hello", {.mode = 0644, .durable = true}).ok());
   ::umask(old);
-  EXPECT_EQ(slurp(dir_ / "a"), "hello");
+  EXPECT_EQ(sim::readFileText(dir_ / "a"), "hello");
   EXPECT_EQ(modeOf(dir_ / "a"), 0644u);
   ASSERT_TRUE(writeFileAtomic(dir_ / "b", "x").ok());
   EXPECT_EQ(modeOf(dir_ / "b"), 0600u);  // the default
-  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(sim::dirEntries(dir_), (std::vector<std::string>{"a", "b"}));
 }
 
 TEST_F(AtomicFileTest, ReplacesTheFileAsANewInode) {
@@ -73,16 +55,16 @@ TEST_F(AtomicFileTest, ReplacesTheFileAsANewInode) {
   struct stat after {};
   ASSERT_EQ(::stat((dir_ / "a").c_str(), &after), 0);
   EXPECT_NE(before.st_ino, after.st_ino);  // a reader holding the old file keeps it whole
-  EXPECT_EQ(slurp(dir_ / "a"), "new");
+  EXPECT_EQ(sim::readFileText(dir_ / "a"), "new");
 }
 
 TEST_F(AtomicFileTest, APlantedSymlinkAtTheTempNameIsRemovedNotFollowed) {
   std::ofstream(dir_ / "victim") << "do not touch";
   fs::create_symlink(dir_ / "victim", atomicTempPath(dir_ / "a"));
   ASSERT_TRUE(writeFileAtomic(dir_ / "a", "content").ok());
-  EXPECT_EQ(slurp(dir_ / "victim"), "do not touch");
-  EXPECT_EQ(slurp(dir_ / "a"), "content");
-  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a", "victim"}));
+  EXPECT_EQ(sim::readFileText(dir_ / "victim"), "do not touch");
+  EXPECT_EQ(sim::readFileText(dir_ / "a"), "content");
+  EXPECT_EQ(sim::dirEntries(dir_), (std::vector<std::string>{"a", "victim"}));
 }
 
 TEST_F(AtomicFileTest, AFailedRenameLeavesTheTargetAndNoTempFile) {
@@ -91,7 +73,7 @@ TEST_F(AtomicFileTest, AFailedRenameLeavesTheTargetAndNoTempFile) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kIoFailure);
   EXPECT_THAT(st.error().msg, HasSubstr("rename"));
-  EXPECT_EQ(entries(dir_), std::vector<std::string>{"a"});
+  EXPECT_EQ(sim::dirEntries(dir_), std::vector<std::string>{"a"});
   EXPECT_TRUE(fs::is_directory(dir_ / "a" / "x"));
 }
 
@@ -102,8 +84,8 @@ TEST_F(AtomicFileTest, AFillErrorIsReturnedAsIsAndRemovesTheTempFile) {
   });
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kDeviceNotFound);
-  EXPECT_EQ(slurp(dir_ / "a"), "kept");
-  EXPECT_EQ(entries(dir_), std::vector<std::string>{"a"});
+  EXPECT_EQ(sim::readFileText(dir_ / "a"), "kept");
+  EXPECT_EQ(sim::dirEntries(dir_), std::vector<std::string>{"a"});
 }
 
 TEST_F(AtomicFileTest, AMissingDirectoryIsAnErrorNamingThePath) {
@@ -129,10 +111,10 @@ TEST_F(AtomicFileTest, AWriterKilledHalfWayLeavesATempFileThatTheSweepRemoves) {
   ASSERT_EQ(::waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status));
   const std::string temp = "a.rdmanet-tmp." + std::to_string(child);
-  EXPECT_EQ(entries(dir_), (std::vector<std::string>{"a", temp}));
-  EXPECT_EQ(slurp(dir_ / "a"), "before");
+  EXPECT_EQ(sim::dirEntries(dir_), (std::vector<std::string>{"a", temp}));
+  EXPECT_EQ(sim::readFileText(dir_ / "a"), "before");
   EXPECT_EQ(sweepAtomicTemps(dir_), 1);
-  EXPECT_EQ(entries(dir_), std::vector<std::string>{"a"});
+  EXPECT_EQ(sim::dirEntries(dir_), std::vector<std::string>{"a"});
 }
 
 TEST_F(AtomicFileTest, TheSweepLeavesHeldTempsAndOtherFilesAlone) {
@@ -143,7 +125,7 @@ TEST_F(AtomicFileTest, TheSweepLeavesHeldTempsAndOtherFilesAlone) {
     std::ofstream(dir_ / other) << "not ours";
   }
   EXPECT_EQ(sweepAtomicTemps(dir_), 0);
-  EXPECT_EQ(entries(dir_).size(), 5u);
+  EXPECT_EQ(sim::dirEntries(dir_).size(), 5u);
   held = Fd();  // the writer is gone
   EXPECT_EQ(sweepAtomicTemps(dir_), 1);
   EXPECT_FALSE(fs::exists(dir_ / "b.rdmanet-tmp.1"));
@@ -159,9 +141,9 @@ TEST_F(AtomicFileTest, ThreadsWritingOneFileNeverMixTheirContent) {
   std::thread t1(writer, a), t2(writer, b);
   t1.join();
   t2.join();
-  const std::string got = slurp(dir_ / "f");
+  const std::string got = sim::readFileText(dir_ / "f");
   EXPECT_TRUE(got == a || got == b);
-  EXPECT_EQ(entries(dir_), std::vector<std::string>{"f"});
+  EXPECT_EQ(sim::dirEntries(dir_), std::vector<std::string>{"f"});
 }
 
 TEST(AtomicTempNameTest, RecognisesOnlyItsOwnPattern) {

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/os/atomic_file.h"
+#include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -17,50 +18,32 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 void spit(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
-}
-
-// Names in `dir`, sorted.
-std::vector<std::string> entries(const fs::path& dir) {
-  std::vector<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 class DpInstallCniTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "dp-install-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    work_ = tmpl;
     fs::create_directories(work_ / "image");
     fs::create_directories(work_ / "host");
     // Any ELF will do as the "CNI binary": this test executable.
     src_ = work_ / "image" / "rdmanet";
     fs::copy_file("/proc/self/exe", src_);
   }
-  void TearDown() override { fs::remove_all(work_); }
-
-  fs::path work_, src_;
+  sim::TempDir tmp_{"dp-install"};
+  const fs::path work_ = tmp_.path();
+  fs::path src_;
 };
 
 TEST_F(DpInstallCniTest, InstallsAnIdenticalCopyWithMode0755AndNoTempFile) {
   ASSERT_TRUE(installCniBinary(src_, work_ / "host").ok());
   const fs::path dst = work_ / "host" / "rdmanet";
-  EXPECT_EQ(slurp(dst), slurp(src_));
+  EXPECT_EQ(sim::readFileText(dst), sim::readFileText(src_));
   struct stat st {};
   ASSERT_EQ(::stat(dst.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
-  EXPECT_EQ(entries(work_ / "host"), std::vector<std::string>{"rdmanet"});
+  EXPECT_EQ(sim::dirEntries(work_ / "host"), std::vector<std::string>{"rdmanet"});
 }
 
 TEST_F(DpInstallCniTest, UpgradeReplacesTheBinaryAsANewInode) {
@@ -75,7 +58,7 @@ TEST_F(DpInstallCniTest, UpgradeReplacesTheBinaryAsANewInode) {
   ASSERT_EQ(::stat(dst.c_str(), &after), 0);
   // A rename, not a rewrite in place: a runtime exec'ing the old inode is unaffected.
   EXPECT_NE(before.st_ino, after.st_ino);
-  EXPECT_EQ(slurp(dst), slurp(src_));
+  EXPECT_EQ(sim::readFileText(dst), sim::readFileText(src_));
 }
 
 TEST_F(DpInstallCniTest, StaleOrPlantedTempFileIsReplacedNotFollowed) {
@@ -83,8 +66,8 @@ TEST_F(DpInstallCniTest, StaleOrPlantedTempFileIsReplacedNotFollowed) {
   spit(victim, "do not touch");
   fs::create_symlink(victim, atomicTempPath(work_ / "host" / "rdmanet"));
   ASSERT_TRUE(installCniBinary(src_, work_ / "host").ok());
-  EXPECT_EQ(slurp(victim), "do not touch");
-  EXPECT_EQ(entries(work_ / "host"), std::vector<std::string>{"rdmanet"});
+  EXPECT_EQ(sim::readFileText(victim), "do not touch");
+  EXPECT_EQ(sim::dirEntries(work_ / "host"), std::vector<std::string>{"rdmanet"});
 }
 
 TEST_F(DpInstallCniTest, TempFilesOfAKilledEarlierRunAreSwept) {
@@ -94,7 +77,7 @@ TEST_F(DpInstallCniTest, TempFilesOfAKilledEarlierRunAreSwept) {
        "ELF half");
   spit(work_ / "host" / "other-plugin", "not ours");
   ASSERT_TRUE(installCniBinary(src_, work_ / "host").ok());
-  EXPECT_EQ(entries(work_ / "host"), (std::vector<std::string>{"other-plugin", "rdmanet"}));
+  EXPECT_EQ(sim::dirEntries(work_ / "host"), (std::vector<std::string>{"other-plugin", "rdmanet"}));
 }
 
 TEST_F(DpInstallCniTest, FailedRenameRemovesTheTempFile) {
@@ -104,7 +87,7 @@ TEST_F(DpInstallCniTest, FailedRenameRemovesTheTempFile) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kIoFailure);
   EXPECT_THAT(st.error().msg, HasSubstr("rename"));
-  EXPECT_EQ(entries(work_ / "host"), std::vector<std::string>{"rdmanet"});
+  EXPECT_EQ(sim::dirEntries(work_ / "host"), std::vector<std::string>{"rdmanet"});
   EXPECT_TRUE(fs::is_directory(work_ / "host" / "rdmanet" / "x"));
 }
 
@@ -113,7 +96,7 @@ TEST_F(DpInstallCniTest, MissingSourceIsNotFoundAndNamesThePath) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kDeviceNotFound);
   EXPECT_THAT(st.error().msg, HasSubstr("image/nope"));
-  EXPECT_TRUE(entries(work_ / "host").empty());
+  EXPECT_TRUE(sim::dirEntries(work_ / "host").empty());
 }
 
 TEST_F(DpInstallCniTest, RefusesASourceThatIsNotAnElfFile) {
@@ -122,7 +105,7 @@ TEST_F(DpInstallCniTest, RefusesASourceThatIsNotAnElfFile) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.error().code, ErrorCode::kInvalidConfig);
   EXPECT_THAT(st.error().msg, HasSubstr("not an ELF"));
-  EXPECT_TRUE(entries(work_ / "host").empty());
+  EXPECT_TRUE(sim::dirEntries(work_ / "host").empty());
 
   fs::remove(src_);
   fs::create_directories(src_);

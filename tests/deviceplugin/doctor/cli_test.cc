@@ -16,8 +16,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::HasSubstr;
+using namespace testing::prelude;
 
 TEST(DoctorCliParse, AcceptsEveryFlagInBothForms) {
   auto o = parseArgs({"--json", "--baseline", "/tmp/b.json", "--expect-mtu=4200",

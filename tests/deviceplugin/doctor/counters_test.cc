@@ -11,12 +11,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 const std::string kHw = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/";
 const std::string kIb = "/sys/class/infiniband/mlx5_0/ports/1/counters/";

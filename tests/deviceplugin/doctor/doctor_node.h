@@ -5,6 +5,8 @@
 // FakeKernel holding each data port's DCB state. Its defaults make a healthy node; tests break
 // one thing each.
 
+#include <gmock/gmock.h>
+
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -93,3 +95,14 @@ std::vector<std::string> nonPass(const DoctorReport& r);
 std::string ev(const CheckResult* r, std::string_view key);
 
 }  // namespace rdmanet::doctor::testing
+
+// The names every doctor check test uses; a test file says
+// `using namespace testing::prelude;` in its anonymous namespace instead of repeating them.
+namespace rdmanet::doctor::testing::prelude {
+using ::rdmanet::doctor::testing::DoctorNode;
+using ::rdmanet::doctor::testing::ev;
+using ::rdmanet::doctor::testing::nonPass;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+}  // namespace rdmanet::doctor::testing::prelude

@@ -7,11 +7,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using testing::nonPass;
+using namespace testing::prelude;
 
 TEST(DoctorGpuDirect, PeerMemModuleLoadedPasses) {
   DoctorNode node;

@@ -8,11 +8,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 TEST(DoctorHealthyNode, EveryCheckPassesAndExitCodeIsZero) {
   DoctorNode node;

@@ -10,12 +10,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 TEST(DoctorLossless, HealthyDcbPassesWithEvidence) {
   DoctorNode node;

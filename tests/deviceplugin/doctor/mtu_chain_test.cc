@@ -11,12 +11,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 // What the tree says about `device`, as a starting point for verbs answers a test changes.
 DeviceFacts treeFacts(DoctorNode& node, const std::string& device) {

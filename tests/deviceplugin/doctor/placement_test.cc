@@ -7,12 +7,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 // The default simulated topology (hack/topologies/default.json), worked out by hand from its
 // description: socket 0 has ens1 and GPU0 behind one switch (PIX) and GPU1 behind a switch

@@ -46,15 +46,21 @@ TEST(ProbeArgs, BadInputNamesTheFlag) {
       {{}, "give the server's address, or --listen"},
       {{"--listen", "10.0.0.2"}, "--listen takes no peer address"},
       {{"a", "--once"}, "--once is for --listen"},
-      {{"a", "--tos", "256"}, "--tos"},
-      {{"a", "--dscp", "64"}, "--dscp"},
-      {{"a", "--priority", "8"}, "--priority"},
-      {{"a", "--count", "0"}, "--count"},
-      {{"a", "--timeout-ms", "1"}, "--timeout-ms"},
-      {{"a", "--port"}, "--port needs a value"},
-      {{"a", "--json=1"}, "--json takes no value"},
-      {{"a", "b"}, "unknown argument \"b\""},
-      {{"a", "--device", ""}, "--device"},
+      {{"a", "--tos", "256"}, "--tos: \"256\" is not an integer in [0, 255]"},
+      {{"a", "--tos=x"}, "--tos: \"x\" is not an integer in [0, 255]"},
+      {{"a", "--dscp", "64"}, "--dscp: \"64\" is not an integer in [0, 63]"},
+      {{"a", "--priority", "8"}, "--priority: \"8\" is not an integer in [0, 7]"},
+      {{"a", "--count", "0"}, "--count: \"0\" is not an integer in [1, 1000000]"},
+      {{"a", "--timeout-ms", "1"}, "--timeout-ms: \"1\" is not an integer in [10, 600000]"},
+      {{"a", "--port", "0"}, "--port: \"0\" is not an integer in [1, 65535]"},
+      {{"a", "--port"}, "--port: needs a value"},
+      {{"a", "--bind", ""}, "--bind: empty value"},
+      {{"a", "--json=maybe"}, "--json: \"maybe\" is not a valid value"},
+      {{"a", "b"}, "b: unexpected argument"},
+      {{"a", "--frob"}, "--frob: unknown flag"},
+      {{"a", "--frob=1"}, "--frob: unknown flag"},
+      {{"a", "--device", ""}, "--device: empty value"},
+      {{"a", "--device", std::string(64, 'd')}, "--device: longer than 63 characters"},
   };
   for (const auto& [args, mentions] : cases) {
     auto o = parseProbeArgs(args);
@@ -62,6 +68,46 @@ TEST(ProbeArgs, BadInputNamesTheFlag) {
     EXPECT_EQ(o.error().code, ErrorCode::kInvalidConfig);
     EXPECT_THAT(o.error().msg, HasSubstr(mentions));
   }
+}
+
+TEST(ProbeArgs, FlagsTakeBothFormsAndTheAddressGoesAnywhere) {
+  auto c = parseProbeArgs({"--bind=10.0.0.1", "--port=7000", "10.0.0.2", "--json=false",
+                           "--priority", "5", "--dscp=24"});
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->peer, "10.0.0.2");
+  EXPECT_EQ(c->bind, "10.0.0.1");
+  EXPECT_EQ(c->port, 7000);
+  EXPECT_FALSE(c->json);
+  EXPECT_EQ(c->priority, 5);
+  EXPECT_EQ(c->dscp, 24);
+  EXPECT_FALSE(c->tos.has_value());
+  // The defaults the VM test and the README rely on.
+  auto d = parseProbeArgs({"h"});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->port, 18515);
+  EXPECT_EQ(d->dscp, 26);
+  EXPECT_EQ(d->priority, 3);
+  EXPECT_EQ(d->count, 1000);
+  EXPECT_EQ(d->timeout_ms, 5000);
+  EXPECT_FALSE(d->bandwidth || d->json || d->listen || d->once);
+}
+
+TEST(ProbeArgs, HelpIsGeneratedAndVersionExists) {
+  const std::string help = probeUsage();
+  EXPECT_THAT(help, HasSubstr("usage: rdmanet-doctor probe"));
+  EXPECT_THAT(help, HasSubstr("rdmanet-doctor probe --listen"));
+  for (const char* flag :
+       {"--listen", "--once", "--bind", "--port", "--device", "--tos", "--dscp", "--priority",
+        "--count", "--bandwidth", "--timeout-ms", "--json", "--help", "--version"}) {
+    EXPECT_THAT(help, HasSubstr(flag));
+  }
+  auto h = parseProbeArgs({"--help"});  // no address needed
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(h->help);
+  auto v = parseProbeArgs({"--version"});
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->version);
+  EXPECT_FALSE(parseProbeArgs({"a"})->version);
 }
 
 TEST(ProbePercentile, NearestRank) {

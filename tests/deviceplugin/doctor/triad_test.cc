@@ -11,12 +11,7 @@
 namespace rdmanet::doctor {
 namespace {
 
-using testing::DoctorNode;
-using ::testing::ElementsAre;
-using testing::ev;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
-using testing::nonPass;
+using namespace testing::prelude;
 
 std::string pciOf(const DoctorNode& node, const std::string& netdev) {
   for (const auto& nd : node.built().netdevs) {
