@@ -155,9 +155,9 @@ class DraServer final : public GrpcServer {
 
 }  // namespace
 
-Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, DraServerOptions opts,
+Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
                                              ClaimPreparer& preparer, const DeviceState& state) {
-  auto s = std::make_unique<DraServer>(std::move(opts), preparer, state);
+  auto s = std::make_unique<DraServer>(opts, preparer, state);
   RDMANET_RETURN_IF_ERROR(s->start(socket));
   return std::unique_ptr<GrpcServer>(std::move(s));
 }

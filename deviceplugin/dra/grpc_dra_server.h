@@ -39,7 +39,7 @@ struct DraServerOptions {
 
 // Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind.
 Result<std::unique_ptr<GrpcServer>> serveDra(const std::filesystem::path& socket,
-                                             DraServerOptions opts, ClaimPreparer& preparer,
+                                             const DraServerOptions& opts, ClaimPreparer& preparer,
                                              const DeviceState& state);
 
 struct PluginInfo {

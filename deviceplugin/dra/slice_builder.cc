@@ -135,6 +135,7 @@ Result<std::vector<json>> buildSlices(const std::vector<DraDevice>& devices,
   }
   RDMANET_ASSIGN_OR_RETURN(auto groups, deviceGroups(devices));
   std::vector<json> slices;
+  slices.reserve(groups.size());
   for (const auto& g : groups) {
     slices.push_back(
         sliceObject(owner, chunkJson(g), generation, static_cast<int64_t>(groups.size())));
