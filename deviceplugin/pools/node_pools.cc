@@ -96,6 +96,9 @@ bool NodePools::rescanFor(const std::vector<std::string>& devpaths) {
     }
     pfs.insert(*pf);
   }
+  // The node-wide listings change with the re-read PFs (VFs created or removed): take them anew,
+  // or the next resync would see a change the inventory already holds.
+  shape_ = readScanShape(sysfs_);
   std::set<std::string> pf_netdevs;
   for (const PciAddress& pf : pfs) {
     for (const PciAddress& a : rescanPf(sysfs_, pf, inv_, kScan)) {

@@ -53,6 +53,14 @@ TEST_F(NodePoolsTest, AUeventRereadsOnlyItsPf) {
   EXPECT_EQ(core_.build().pools[0].healthyCount(), 11u);
 }
 
+TEST_F(NodePoolsTest, AResyncAfterAUeventRereadDoesNotRescanAgain) {
+  const PciAddress vf = node_.vf(1, 0);
+  node_.tree().bindDriver(vf, "");  // its netdev and RDMA device go: the class listing changes
+  EXPECT_FALSE(core_.rescanFor({devpathOf(vf, node_.pfNetdev(1) + "v0")}));
+  std::string why;
+  EXPECT_FALSE(core_.resync(&why)) << why;  // the re-read took the node's listings too
+}
+
 TEST_F(NodePoolsTest, AUeventOfNoPciFunctionRescansTheWholeNode) {
   node_.tree().setNetdevUp(node_.pfNetdev(0), false);
   EXPECT_TRUE(core_.rescanFor({"/devices/virtual/infiniband/rxe0"}));
