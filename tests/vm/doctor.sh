@@ -56,8 +56,13 @@ t_eq "no GPU on the guest: no numa or topology check" \
   "$(jq '[.checks[] | select(.check == "numa" or .check == "topology")] | length' <<<"$j")" 0
 t_eq "no FAIL" "$(jq '.summary.FAIL' <<<"$j")" 0
 table=$("$doctor")
-t_match "the matrix lists rxp0 on NUMA 0 ($pf0)" "^rxp0 +0 +$pf0" "$table"
-t_match "the matrix lists rxp1 on NUMA 1 ($pf1)" "^rxp1 +1 +$pf1" "$table"
+# The PCIe root column is the guest's own: /sys/devices/<root>/... of the PF, the pxb-pcie
+# expander's bus (resource.kubernetes.io/pcieRoot, as DRA publishes it).
+root0=$(readlink -f "/sys/class/net/$pf0/device" | cut -d/ -f4)
+root1=$(readlink -f "/sys/class/net/$pf1/device" | cut -d/ -f4)
+t_match "the matrix lists rxp0 on NUMA 0 under $root0 ($pf0)" "^rxp0 +0 +$root0 +$pf0" "$table"
+t_match "the matrix lists rxp1 on NUMA 1 under $root1 ($pf1)" "^rxp1 +1 +$root1 +$pf1" "$table"
+t_eq "two PCIe roots, one per expander" "$([[ $root0 != "$root1" && $root0 = pci* ]] && echo yes)" yes
 
 # A port taken down: its link FAILs, and so does its RoCE port (rxe follows the netdev).
 ip link set "$pf1" down
