@@ -14,27 +14,27 @@
 namespace rdmanet::kube {
 
 struct KubeConfig {
-  std::string server;  // "https://10.96.0.1:443" (no trailing slash)
+  std::string server{};  // "https://10.96.0.1:443" (no trailing slash)
   // Server trust: a PEM file or PEM bytes (kubeconfig certificate-authority-data, decoded).
   // Neither set means the system trust store.
-  std::string ca_file;
-  std::string ca_data;
+  std::string ca_file{};
+  std::string ca_data{};
   bool insecure_skip_tls_verify = false;
   // Bearer authentication: a fixed token, or a file re-read when it changes (service-account
   // tokens are rotated by kubelet). token_file wins when both are set.
-  std::string token;
-  std::string token_file;
+  std::string token{};
+  std::string token_file{};
   // Client-certificate authentication (PEM), each as a file or as bytes.
-  std::string client_cert_file;
-  std::string client_cert_data;
-  std::string client_key_file;
-  std::string client_key_data;
+  std::string client_cert_file{};
+  std::string client_cert_data{};
+  std::string client_key_file{};
+  std::string client_key_data{};
 };
 
 // In-cluster discovery. The environment is passed in, not read, so tests can point it anywhere.
 struct InClusterEnv {
-  std::string service_host;  // $KUBERNETES_SERVICE_HOST
-  std::string service_port;  // $KUBERNETES_SERVICE_PORT
+  std::string service_host{};  // $KUBERNETES_SERVICE_HOST
+  std::string service_port{};  // $KUBERNETES_SERVICE_PORT
   // The directory holding ca.crt and token; /var/run/secrets/kubernetes.io/serviceaccount in a
   // pod.
   std::filesystem::path sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount";

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/inventory/netdev.h"
+#include "common/kube/names.h"
 #include "deviceplugin/pools/config_internal.h"
 
 namespace rdmanet::dp {
@@ -48,27 +49,6 @@ bool isValidResourceName(std::string_view s) {
   if (!alnum(s.front()) || !alnum(s.back())) return false;
   for (char c : s) {
     if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
-// DNS subdomain: lowercase alphanumerics, '-' and '.', each label starting and ending alnum.
-bool isValidPrefix(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t dot = s.find('.', start);
-    std::string_view label = s.substr(start, dot == std::string_view::npos ? s.npos : dot - start);
-    if (label.empty() || label.size() > 63) return false;
-    for (char c : label) {
-      if (!(std::islower(static_cast<unsigned char>(c)) ||
-            std::isdigit(static_cast<unsigned char>(c)) || c == '-')) {
-        return false;
-      }
-    }
-    if (label.front() == '-' || label.back() == '-') return false;
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
   }
   return true;
 }
@@ -118,7 +98,7 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       }
     } else if (k == "resourcePrefix") {
       RDMANET_ASSIGN_OR_RETURN(p.resource_prefix, getString(v, sub));
-      if (!isValidPrefix(p.resource_prefix)) {
+      if (!kube::isDnsSubdomain(p.resource_prefix)) {
         return invalid(sub, fmt::format("\"{}\" is not a DNS subdomain", p.resource_prefix));
       }
     } else if (k == "deviceType" && !from_config_list) {
@@ -198,7 +178,7 @@ Result<PluginConfig> parseConfig(std::string_view text) {
   std::string prefix(kDefaultPrefix);
   if (auto it = doc.find("resourcePrefix"); it != doc.end()) {
     RDMANET_ASSIGN_OR_RETURN(prefix, getString(*it, "resourcePrefix"));
-    if (!isValidPrefix(prefix)) {
+    if (!kube::isDnsSubdomain(prefix)) {
       return invalid("resourcePrefix", fmt::format("\"{}\" is not a DNS subdomain", prefix));
     }
   }

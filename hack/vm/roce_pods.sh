@@ -13,6 +13,7 @@
 #   roce_capture_start FILE        # capture on pod b's PF: RoCE frames from pod a, tagged
 #   ...; roce_capture_stop         # (ROCE_CAPTURE_V=1: verbose, roce_capture_dscps reads it)
 #   roce_pods_down                 # everything undone (also safe after a failed roce_pods_up)
+#   roce_test_begin NAME CNI_BIN PRIO   # a test's start: $work, the EXIT trap, the pods up
 #
 # Pods that already have their VFs (the demo's) take only the RDMA part:
 #   roce_link NS_A IF_A NS_B IF_B  /  roce_unlink
@@ -202,6 +203,21 @@ roce_pods_up() {
   wait_carrier -n "$ROCE_NS_A" "$ROCE_IF" 90 && wait_carrier -n "$ROCE_NS_B" "$ROCE_IF" 90 ||
     { _roce_err "the pods' VFs have no carrier" && return 1; }
   roce_link "$ROCE_NS_A" "$ROCE_IF" "$ROCE_NS_B" "$ROCE_IF"
+}
+
+# roce_test_begin NAME CNI_BIN PRIO: the start a VM test over the two pods shares. A work dir
+# ($work, /tmp/NAME.XXXXXX), an EXIT trap that stops the test's background $server (if it set
+# one), takes the pods down and removes $work, then roce_pods_up; if that fails, the test's
+# failure is reported and the script exits.
+roce_test_begin() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  server=
+  trap '[[ -n $server ]] && kill "$server" 2>/dev/null; roce_pods_down; rm -rf "$work"' EXIT
+  if ! roce_pods_up "$2" "$3"; then
+    t_fail "setting up the pods"
+    t_done
+    exit
+  fi
 }
 
 # roce_pods_down: roce_unlink, CNI DEL of both pods (their VFs back as before), the namespaces

@@ -26,15 +26,7 @@ script=$(cd "$(dirname "$0")/../../manifests/examples/preflight" && pwd)/run.sh
 source "$RDMANET_VM_DIR/lib.sh"
 # shellcheck source=hack/vm/roce_pods.sh
 source "$RDMANET_VM_DIR/roce_pods.sh"
-work=$(mktemp -d /tmp/preflight-test.XXXXXX)
-server=
-trap '[[ -n $server ]] && kill "$server" 2>/dev/null; roce_pods_down; rm -rf "$work"' EXIT
-
-if ! roce_pods_up "$cni_bin" 3; then
-  t_fail "setting up the pods"
-  t_done
-  exit
-fi
+roce_test_begin preflight-test "$cni_bin" 3
 # run_as DEV IP ARGS...: the script with the env the device plugin gives a pod of the pool (TOS
 # 104: DSCP 26, priority 3); PROBE, PROBE_ARGS, DSCP and PERCENT override the probe command, its
 # flags, the DSCP the check expects and perftest's threshold. NS=netns: inside that pod's netns.

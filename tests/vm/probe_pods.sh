@@ -20,15 +20,7 @@ doctor=$(readlink -f "${2:?usage: probe_pods.sh CNI_BIN DOCTOR}")
 source "$RDMANET_VM_DIR/lib.sh"
 # shellcheck source=hack/vm/roce_pods.sh
 source "$RDMANET_VM_DIR/roce_pods.sh"
-work=$(mktemp -d /tmp/probe-test.XXXXXX)
-server=
-trap '[[ -n $server ]] && kill "$server" 2>/dev/null; roce_pods_down; rm -rf "$work"' EXIT
-
-if ! roce_pods_up "$cni_bin" 3; then
-  t_fail "setting up the pods"
-  t_done
-  exit
-fi
+roce_test_begin probe-test "$cni_bin" 3
 t_pass "two pods with VFs through rdmanet and Soft-RoCE ($ROCE_DEV_A <-> $ROCE_DEV_B)"
 
 j() { jq -r "$1" <<<"$out"; }
