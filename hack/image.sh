@@ -77,6 +77,8 @@ mapfile -t pkgs < <(for l in "${libs[@]}"; do owner "$l"; done | sort -u)
 # ...), and mmdebstrap's extract installs no Recommends. Without them libibverbs lists no device
 # and every verbs query falls back to sysfs; librdmacm (the probe) needs the same providers.
 if [[ " ${pkgs[*]} " == *" libibverbs1 "* ]]; then pkgs+=(ibverbs-providers); fi
+# The DRA front dlopens libcurl (common/kube/curl_library.h), so ldd does not list it either.
+pkgs+=(libcurl4)
 echo "image: runtime packages: ${pkgs[*]}" >&2
 
 work=$(mktemp -d /tmp/rdmanet-image.XXXXXX)
@@ -109,6 +111,10 @@ for b in rdmanet-device-plugin rdmanet-doctor; do
 done
 CNI_COMMAND=VERSION chroot "$root" /usr/local/bin/rdmanet </dev/null >/dev/null ||
   die "rdmanet does not run in the image"
+# The DRA front's libcurl, dlopened at run time: present, with every library it needs.
+curl_libs=$(chroot "$root" /lib64/ld-linux-x86-64.so.2 --list /usr/lib/x86_64-linux-gnu/libcurl.so.4 \
+  2>&1) || die "libcurl does not load in the image: $curl_libs"
+! grep -q 'not found' <<<"$curl_libs" || die "libcurl's libraries missing: $curl_libs"
 for sh in bin/sh bin/bash usr/bin/sh usr/bin/dpkg usr/bin/apt; do
   [[ ! -e $root/$sh ]] || die "the image holds /$sh"
 done

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/kube/api_error.h"
+#include "common/kube/curl_library.h"
 
 namespace rdmanet::kube {
 namespace {
@@ -49,21 +50,15 @@ bool notSent(CURLcode c) {
 
 // RAII for a curl_slist of headers.
 struct Headers {
+  const CurlApi& curl;
   curl_slist* list = nullptr;
-  ~Headers() { curl_slist_free_all(list); }
-  void add(const std::string& h) { list = curl_slist_append(list, h.c_str()); }
+  ~Headers() { curl.slist_free_all(list); }
+  void add(const std::string& h) { list = curl.slist_append(list, h.c_str()); }
 };
 
-void setBlob(CURL* c, CURLoption opt, const std::string& data) {
+void setBlob(const CurlApi& curl, CURL* c, CURLoption opt, const std::string& data) {
   curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
-  curl_easy_setopt(c, opt, &blob);
-}
-
-// libcurl's process-wide set-up, once (a function-local static is initialised thread-safely),
-// before the first handle: curl_easy_init's implicit call is not thread-safe in every build.
-void curlGlobalInit() {
-  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-  (void)rc;  // a failure shows as curl_easy_init returning null, which exchange() reports
+  curl.easy_setopt(c, opt, &blob);
 }
 
 }  // namespace
@@ -75,23 +70,30 @@ KubeClient::KubeClient(KubeConfig config, ClientOptions options)
   if (!options_.sleep) {
     options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
   }
-  curlGlobalInit();
-  curl_ = curl_easy_init();
+  auto api = libcurl();
+  if (!api.ok()) {
+    curl_error_ = api.error().msg;
+    return;
+  }
+  curl_api_ = *api;
+  curl_ = curl_api_->easy_init();
+  if (curl_ == nullptr) curl_error_ = "libcurl could not make a handle (curl_easy_init)";
 }
 
 KubeClient::~KubeClient() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) curl_api_->easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 Result<json> KubeClient::get(const std::string& path) { return call("GET", path, nullptr); }
 
 Result<json> KubeClient::list(const std::string& path, const ListOptions& options) {
+  if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
     if (value.empty()) return;
-    char* esc = curl_easy_escape(nullptr, value.c_str(), static_cast<int>(value.size()));
+    char* esc = curl_api_->easy_escape(nullptr, value.c_str(), static_cast<int>(value.size()));
     query += fmt::format("{}{}={}", query.empty() ? "?" : "&", key, esc != nullptr ? esc : "");
-    curl_free(esc);
+    curl_api_->free(esc);
   };
   add("labelSelector", options.label_selector);
   add("fieldSelector", options.field_selector);
@@ -169,11 +171,12 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
                                                 const std::string* body, bool& sent) {
   sent = false;
   CURL* c = static_cast<CURL*>(curl_);
-  if (c == nullptr) return makeError(ErrorCode::kInternal, "libcurl could not be initialised");
+  if (c == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
+  const CurlApi& curl = *curl_api_;
   RDMANET_ASSIGN_OR_RETURN(std::string token, tokens_.token());
-  curl_easy_reset(c);  // options only; the connection cache survives
+  curl.easy_reset(c);  // options only; the connection cache survives
   Answer a;
-  Headers h;
+  Headers h{curl};
   h.add("Accept: application/json");
   if (body != nullptr) {
     h.add("Content-Type: application/json");
@@ -181,52 +184,54 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
     h.add("Expect:");
   }
   if (!token.empty()) h.add("Authorization: Bearer " + token);
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, h.list);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl.easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+  curl.easy_setopt(c, CURLOPT_HTTPHEADER, h.list);
+  curl.easy_setopt(c, CURLOPT_USERAGENT, options_.user_agent.c_str());
   // No signals: the daemon is multi-threaded, and SIGALRM-based DNS time-outs are unsafe there.
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+  curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
   if (body != nullptr) {
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
+    curl.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
+    curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
   } else if (std::string_view(method) == "GET") {
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
   }
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, onHeader);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &a.retry_after);
+  curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
+  curl.easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
+  curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, onHeader);
+  curl.easy_setopt(c, CURLOPT_HEADERDATA, &a.retry_after);
   // TLS: the cluster CA (file or bytes), optionally a client certificate.
-  if (!config_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
-  if (!config_.ca_data.empty()) setBlob(c, CURLOPT_CAINFO_BLOB, config_.ca_data);
+  if (!config_.ca_file.empty()) curl.easy_setopt(c, CURLOPT_CAINFO, config_.ca_file.c_str());
+  if (!config_.ca_data.empty()) setBlob(curl, c, CURLOPT_CAINFO_BLOB, config_.ca_data);
   if (config_.insecure_skip_tls_verify) {
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    curl.easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl.easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
   }
   if (!config_.client_cert_file.empty()) {
-    curl_easy_setopt(c, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
+    curl.easy_setopt(c, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
   }
-  if (!config_.client_cert_data.empty()) setBlob(c, CURLOPT_SSLCERT_BLOB, config_.client_cert_data);
+  if (!config_.client_cert_data.empty())
+    setBlob(curl, c, CURLOPT_SSLCERT_BLOB, config_.client_cert_data);
   if (!config_.client_key_file.empty()) {
-    curl_easy_setopt(c, CURLOPT_SSLKEY, config_.client_key_file.c_str());
+    curl.easy_setopt(c, CURLOPT_SSLKEY, config_.client_key_file.c_str());
   }
-  if (!config_.client_key_data.empty()) setBlob(c, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
+  if (!config_.client_key_data.empty())
+    setBlob(curl, c, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
 
-  const CURLcode rc = curl_easy_perform(c);
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `h` dies at return
+  const CURLcode rc = curl.easy_perform(c);
+  curl.easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `h` dies at return
   if (rc != CURLE_OK) {
     sent = !notSent(rc);
     Error e = makeError(ErrorCode::kKubeApiFailure,
-                        fmt::format("{} {}: {}", method, url, curl_easy_strerror(rc)));
+                        fmt::format("{} {}: {}", method, url, curl.easy_strerror(rc)));
     return e;
   }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);
+  curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);
   sent = true;
   return a;
 }

@@ -50,6 +50,8 @@ struct ListOptions {
   std::string field_selector{};  // "spec.nodeName=n1,spec.driver=rdma.rdmanet.io"
 };
 
+struct CurlApi;  // curl_library.h
+
 class KubeClient {
  public:
   explicit KubeClient(KubeConfig config, ClientOptions options = {});
@@ -89,7 +91,9 @@ class KubeClient {
   ClientOptions options_;
   TokenSource tokens_;
   std::mutex mu_;
-  void* curl_ = nullptr;  // CURL*, kept so connections are reused
+  const CurlApi* curl_api_ = nullptr;  // null when libcurl could not be loaded:
+  std::string curl_error_{};           // then every request fails with this
+  void* curl_ = nullptr;               // CURL*, kept so connections are reused
 };
 
 }  // namespace rdmanet::kube

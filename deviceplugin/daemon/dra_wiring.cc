@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/kube/curl_library.h"
+
 namespace rdmanet::dp {
 
 Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock) {
@@ -23,6 +25,8 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                                                           : "--kubeconfig",
                                  cfg.error().msg));
   }
+  // libcurl is loaded here rather than at the first request, so a node without it fails at start.
+  if (auto curl = kube::libcurl(); !curl.ok()) return curl.error();
   DraWiring w;
   w.client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
   w.claims = std::make_unique<KubeClaimReader>(*w.client);
