@@ -8,7 +8,8 @@
 # 2. unpacks the Debian 12 packages that own the shared libraries the three binaries load (ldd ->
 #    dpkg -S), with their dependencies, into a root filesystem: `mmdebstrap --variant=extract`
 #    unpacks only those (no shell, no dpkg or apt, no maintainer scripts run), plus libibverbs'
-#    providers (ibverbs-providers: mlx5, rxe, ...), which libibverbs dlopens rather than links;
+#    providers (ibverbs-providers: mlx5, rxe, ...), which libibverbs dlopens rather than links,
+#    and libcurl4, which the DRA front dlopens;
 # 3. keeps only the shared libraries and the loader (documentation, locales, apt's and dpkg's
 #    files go), adds the three binaries in /usr/local/bin, and checks that each one runs there
 #    (chroot) and that no shell made it in;

@@ -87,7 +87,7 @@ KubeClient::~KubeClient() {
 Result<json> KubeClient::get(const std::string& path) { return call("GET", path, nullptr); }
 
 Result<json> KubeClient::list(const std::string& path, const ListOptions& options) {
-  if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
+  if (curl_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
     if (value.empty()) return;
@@ -118,6 +118,8 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
   if (path.empty() || path.front() != '/') {
     return makeError(ErrorCode::kInternal, fmt::format("API path \"{}\" is not absolute", path));
   }
+  // Without libcurl (or a handle) no attempt can succeed: fail now rather than retry.
+  if (curl_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
   const std::string payload = body != nullptr ? body->dump() : std::string();
   const std::string url = config_.server + path;
   const bool is_post = std::string_view(method) == "POST";
@@ -170,8 +172,7 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
 Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::string& url,
                                                 const std::string* body, bool& sent) {
   sent = false;
-  CURL* c = static_cast<CURL*>(curl_);
-  if (c == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
+  CURL* c = static_cast<CURL*>(curl_);  // not null: call() checked
   const CurlApi& curl = *curl_api_;
   RDMANET_ASSIGN_OR_RETURN(std::string token, tokens_.token());
   curl.easy_reset(c);  // options only; the connection cache survives
