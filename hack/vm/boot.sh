@@ -4,7 +4,8 @@
 # ($console), which is relayed live from the line guest-init.sh prints first (everything with
 # --verbose or --interactive), and a boot that does not reach that line within $boot_timeout
 # seconds is a hung boot. Uses run.sh's variables (qemu, qemu_args, append, qemu_in, timeout,
-# boot_timeout, hang_boots, verbose, interactive, rundir) and sets pid/relay for its cleanup.
+# boot_timeout, hang_boots, crash_boots, verbose, interactive, rundir) and sets pid/relay for its
+# cleanup.
 
 # The first line of guest-init.sh: the guest reached its init.
 vm_marker='rdmanet-vm: init'
@@ -12,12 +13,15 @@ console=
 printed_console=0
 
 # boot_guest ATTEMPT: boots, relays the console and waits for QEMU to end. Returns QEMU's exit
-# status (124 or 137 on timeout), or 200 when the guest did not reach init in time (QEMU is
-# killed then).
+# status (124 or 137 on timeout, 128+N when QEMU died of signal N), or 200 when the guest did not
+# reach init in time (QEMU is killed then).
 boot_guest() {
-  local attempt=$1 extra='' deadline rc=0
+  local attempt=$1 extra='' deadline rc=0 crash=0
   # The self-test's hang: no init to run, so the kernel panics, and panic=0 keeps it there.
   ((attempt <= hang_boots)) && extra=' rdinit=/rdmanet-vm-hang-on-purpose panic=0'
+  # The self-test's emulator crash: QEMU is sent SIGABRT once the kernel has started, as its own
+  # failed assertion would.
+  ((attempt <= crash_boots)) && crash=1
   : >"$console"
   rm -f "$rundir/rc"
   # pdeathsig on both levels: if run.sh is killed outright (even SIGKILL), timeout and qemu die.
@@ -36,6 +40,8 @@ boot_guest() {
   deadline=$((SECONDS + boot_timeout))
   until grep -q "^$vm_marker" "$console"; do
     kill -0 "$pid" 2>/dev/null || break # QEMU ended early: run.sh reports why
+    # $pid is timeout's; QEMU is its only child.
+    if ((crash)) && grep -q "Linux version" "$console" && pkill -ABRT -P "$pid"; then crash=0; fi
     if ((SECONDS >= deadline)); then
       kill "$pid" 2>/dev/null
       wait "$pid" 2>/dev/null
@@ -53,10 +59,23 @@ boot_guest() {
 
 _console_lines() { tr -d '\r' | tail -n "${1:-40}" | sed 's/^/vm: console: /' >&2; }
 
-# report_hung_boot ATTEMPT: what a hung boot left on its console.
-report_hung_boot() {
-  echo "vm: boot attempt $1: the guest did not reach userspace within ${boot_timeout}s" \
-    "(no '$vm_marker' line); the last lines of its serial console:" >&2
+# failed_boot QRC: why a boot is worth one more, or nothing when it is not: the guest did not
+# reach its init in time (200), or QEMU itself died of a signal (an emulator fault, such as a
+# failed assertion, not the guest's) before the guest reported its exit code. Timeouts (124; 137
+# when timeout had to SIGKILL) and QEMU's own error exits are final.
+failed_boot() {
+  local qrc=$1 sig
+  if ((qrc == 200)); then
+    echo "the guest did not reach userspace within ${boot_timeout}s (no '$vm_marker' line)"
+  elif ((qrc > 128 && qrc != 137)) && [[ ! -e $rundir/rc ]]; then
+    sig=$(kill -l $((qrc - 128)) 2>/dev/null) || sig=$((qrc - 128))
+    echo "QEMU died of SIG$sig (exit $qrc) before the guest reported an exit code"
+  fi
+}
+
+# report_failed_boot ATTEMPT WHY: a failed boot and what it left on its console.
+report_failed_boot() {
+  echo "vm: boot attempt $1: $2; the last lines of its serial console:" >&2
   _console_lines 40 <"$console"
   printed_console=1
 }

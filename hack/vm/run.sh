@@ -22,16 +22,18 @@
 #
 # The guest's serial console (kernel messages from the first line on) goes to a console log;
 # run.sh prints it live from the moment the guest's init starts (all of it with --verbose). A
-# guest that has not reached init within RDMANET_VM_BOOT_TIMEOUT seconds (default 90) is a hung
-# boot: run.sh prints the tail of its console, kills it and boots once more, saying so; a second
-# hang is a harness failure. Any failure prints the tail of the console log from before init,
+# failed boot is a guest that has not reached init within RDMANET_VM_BOOT_TIMEOUT seconds
+# (default 90), or a QEMU that died of a signal (its own failed assertion, say) before the guest
+# reported its exit code: run.sh prints the tail of its console, kills it and boots once more,
+# saying so; a second failed boot is a harness failure. Any failure prints the tail of the console log from before init,
 # and the whole log is copied to RDMANET_VM_OUT_DIR/console.log when that is set.
 #
 # Environment: RDMANET_VM_TIMEOUT (default --timeout; a retried boot gets it afresh),
 # RDMANET_VM_BOOT_TIMEOUT, RDMANET_VM_ACCEL (default tcg; CI has no KVM), RDMANET_VM_CACHE /
 # RDMANET_VM_KERNEL (see prepare.sh), RDMANET_VM_KEEP=1 keeps the run directory (console log,
 # job, exit code) under /tmp for debugging, RDMANET_VM_HANG_BOOTS=N makes the first N boots hang
-# before init (the harness's self-test: tests/vm/run_contract.sh).
+# before init and RDMANET_VM_CRASH_BOOTS=N makes QEMU abort in them (the harness's self-test:
+# tests/vm/run_contract.sh).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -53,6 +55,7 @@ topology=$here/topologies/default.sh
 timeout=${RDMANET_VM_TIMEOUT:-300}
 boot_timeout=${RDMANET_VM_BOOT_TIMEOUT:-90}
 hang_boots=${RDMANET_VM_HANG_BOOTS:-0}
+crash_boots=${RDMANET_VM_CRASH_BOOTS:-0}
 verbose=0
 interactive=0
 extra_env=()
@@ -73,6 +76,7 @@ done
 [[ $timeout =~ ^[0-9]+$ ]] || infra "--timeout must be whole seconds, got '$timeout'"
 [[ $boot_timeout =~ ^[0-9]+$ ]] || infra "RDMANET_VM_BOOT_TIMEOUT must be whole seconds"
 [[ $hang_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_HANG_BOOTS must be a count"
+[[ $crash_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_CRASH_BOOTS must be a count"
 [[ -f $topology ]] || infra "topology $topology not found"
 
 qemu=$(command -v qemu-system-x86_64) || infra "qemu-system-x86_64 not found (hack/install-deps.sh)"
@@ -171,13 +175,16 @@ fi
 qemu_in=/dev/null
 ((interactive)) && exec {qemu_fd}<&0 && qemu_in=/dev/fd/$qemu_fd
 console=$rundir/console.log
+# A crashed QEMU would otherwise leave a core the size of the guest's memory.
+ulimit -c 0
 echo "vm: booting kernel $kver ($(basename "$topology" .sh) topology, timeout ${timeout}s)" >&2
 for attempt in 1 2; do
   qrc=0
   boot_guest "$attempt" || qrc=$?
-  ((qrc == 200)) || break
-  report_hung_boot "$attempt"
-  ((attempt == 1)) || infra "the guest did not reach userspace in two boots"
+  why=$(failed_boot "$qrc")
+  [[ -n $why ]] || break
+  report_failed_boot "$attempt" "$why"
+  ((attempt == 1)) || infra "two boots failed; the second: $why"
   echo "vm: booting once more (boot attempt 2 of 2, timeout ${timeout}s)" >&2
 done
 

@@ -3,7 +3,8 @@
 # exit code comes back; output, working directory and environment pass through; a failure
 # prints the serial console and RDMANET_VM_OUT_DIR gets its log; a hung guest gives 124 within
 # the timeout and leaves no qemu behind; a boot that hangs before the guest's init is reported
-# with its console's tail and booted once more; a bad topology is a harness failure (125).
+# with its console's tail and booted once more, and so is a QEMU that crashes; a bad topology is a
+# harness failure (125).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 run=$here/../../hack/vm/run.sh
@@ -71,8 +72,30 @@ out=$(RDMANET_VM_HANG_BOOTS=2 RDMANET_VM_BOOT_TIMEOUT=10 "$run" --topology "$min
 rc=$?
 echo "$out"
 t_eq "two hung boots are a harness failure (125)" "$rc" 125
-t_match "saying so" "did not reach userspace in two boots" "$out"
+t_match "saying so" "two boots failed; the second: the guest did not reach userspace" "$out"
 t_eq "no qemu left behind" "$(qemus_here)" ""
+
+# QEMU itself crashing (RDMANET_VM_CRASH_BOOTS: SIGABRT once the kernel has started, as its own
+# failed assertion would) is a failed boot too: the first is retried, the second is final.
+out=$(RDMANET_VM_CRASH_BOOTS=1 "$run" --topology "$minimal" --timeout 120 \
+  bash -c 'echo job-ran' 2>&1)
+rc=$?
+echo "$out"
+t_eq "a boot that QEMU crashes in is retried and the job runs" "$rc" 0
+t_match "the crash is reported with its signal" \
+  "boot attempt 1: QEMU died of SIGABRT \(exit 134\) before the guest reported an exit code" "$out"
+t_match "with the tail of its serial console" '^vm: console: \[ *[0-9.]+\] ' "$out"
+t_match "the second boot is announced" "^vm: booting once more" "$out"
+t_match "the job ran on the second boot" "^job-ran$" "$out"
+t_eq "no qemu left behind" "$(qemus_here)" ""
+
+out=$(RDMANET_VM_CRASH_BOOTS=2 "$run" --topology "$minimal" --timeout 60 true 2>&1)
+rc=$?
+echo "$out"
+t_eq "two crashed boots are a harness failure (125)" "$rc" 125
+t_match "saying so" "two boots failed; the second: QEMU died of SIGABRT" "$out"
+t_eq "no qemu left behind" "$(qemus_here)" ""
+t_eq "and no core file" "$(compgen -G "$tmp/core*")" ""
 
 echo 'vm_qemu_args=(-device no-such-device)' >bad.sh
 out=$("$run" --topology "$tmp/bad.sh" --timeout 60 true 2>&1)
