@@ -3,12 +3,20 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 
 namespace rdmanet::kube {
 
 Result<CurlApi> loadLibcurl(const char* file) {
+  // Debian's libcurl4 also links GnuTLS (through librtmp and libldap, for protocols rdmanet never
+  // speaks), whose load-time constructor initialises it in full: ~0.6 MB of resident memory in
+  // a daemon that uses OpenSSL through libcurl. GnuTLS's documented GNUTLS_NO_IMPLICIT_INIT=1
+  // skips that constructor; a library that does use GnuTLS calls gnutls_global_init itself. An
+  // operator's own setting is kept. This runs at start-up, before the daemon starts threads
+  // (setenv is not safe beside a concurrent getenv).
+  setenv("GNUTLS_NO_IMPLICIT_INIT", "1", /*overwrite=*/0);
   // RTLD_LOCAL: libcurl's symbols serve only the table below, never other libraries' lookups.
   void* lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {

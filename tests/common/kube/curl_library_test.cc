@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 namespace rdmanet::kube {
 namespace {
 
@@ -21,6 +23,20 @@ TEST(CurlLibraryTest, TheSystemLibcurlResolvesEveryFunctionOnce) {
   ASSERT_NE(esc, nullptr);
   EXPECT_STREQ(esc, "a%3Db%20c");
   c.free(esc);
+}
+
+TEST(CurlLibraryTest, GnuTlsIsLeftToInitialiseItselfOnlyWhenUsed) {
+  // libcurl4's GnuTLS (via librtmp, libldap) must not run its load-time initialisation: that
+  // is GNUTLS_NO_IMPLICIT_INIT=1 in the environment GnuTLS's constructor reads when dlopen
+  // maps it.
+  ASSERT_TRUE(libcurl().ok());
+  ASSERT_NE(std::getenv("GNUTLS_NO_IMPLICIT_INIT"), nullptr);
+  EXPECT_STREQ(std::getenv("GNUTLS_NO_IMPLICIT_INIT"), "1");
+  // An operator's own setting is kept.
+  ASSERT_EQ(setenv("GNUTLS_NO_IMPLICIT_INIT", "0", 1), 0);
+  EXPECT_FALSE(loadLibcurl("librdmanet-no-such-curl.so.4").ok());
+  EXPECT_STREQ(std::getenv("GNUTLS_NO_IMPLICIT_INIT"), "0");
+  ASSERT_EQ(setenv("GNUTLS_NO_IMPLICIT_INIT", "1", 1), 0);
 }
 
 TEST(CurlLibraryTest, AMissingLibraryNamesThePackage) {
