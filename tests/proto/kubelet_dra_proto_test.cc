@@ -1,7 +1,11 @@
 // Kubelet finds a DRA plugin's services and decodes its messages by full name and field number;
-// these pin what proto/kubelet/* (verbatim upstream copies) generate, so an accidental edit of
-// a package, service, method or number fails here rather than against a real kubelet.
+// these pin what proto/kubelet/* (verbatim upstream copies, checked by proto.kubelet_verbatim)
+// generate, so an accidental edit of a package, service or number fails here rather than
+// against a real kubelet. The messages are built for the lite runtime (no descriptors), so field
+// numbers are read where kubelet reads them: from the serialised bytes.
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "proto/kubelet/dra-health/v1/api.grpc.pb.h"
 #include "proto/kubelet/dra/v1/api.grpc.pb.h"
@@ -9,62 +13,72 @@
 
 namespace {
 
-using google::protobuf::Descriptor;
+constexpr int kVarint = 0;
+constexpr int kLength = 2;
 
-int number(const Descriptor* d, const char* field) {
-  const auto* f = d->FindFieldByName(field);
-  return f == nullptr ? -1 : f->number();
+// A field's key on the wire: (number << 3) | wire type, one byte for numbers below 16.
+constexpr int key(int number, int wire_type) { return (number << 3) | wire_type; }
+
+// The first byte of `m` serialised after `set` put one field in it: that field's key.
+template <typename M, typename Set>
+int keyOf(Set set) {
+  M m;
+  set(m);
+  const std::string wire = m.SerializeAsString();
+  return wire.empty() ? -1 : static_cast<unsigned char>(wire[0]);
 }
 
-TEST(KubeletDraProtoTest, ServiceAndMethodNamesAreKubelets) {
+TEST(KubeletDraProtoTest, ServiceNamesAreKubelets) {
   namespace dra = k8s::io::kubelet::pkg::apis::dra::v1;
   EXPECT_STREQ(dra::DRAPlugin::service_full_name(), "k8s.io.kubelet.pkg.apis.dra.v1.DRAPlugin");
   EXPECT_STREQ(v1::DRAResourceHealth::service_full_name(), "v1.DRAResourceHealth");
   EXPECT_STREQ(pluginregistration::Registration::service_full_name(),
                "pluginregistration.Registration");
-  const auto* svc =
-      dra::NodePrepareResourcesRequest::descriptor()->file()->FindServiceByName("DRAPlugin");
-  ASSERT_NE(svc, nullptr);
-  EXPECT_NE(svc->FindMethodByName("NodePrepareResources"), nullptr);
-  EXPECT_NE(svc->FindMethodByName("NodeUnprepareResources"), nullptr);
-  const auto* health =
-      v1::NodeWatchResourcesRequest::descriptor()->file()->FindServiceByName("DRAResourceHealth");
-  ASSERT_NE(health, nullptr);
-  ASSERT_NE(health->FindMethodByName("NodeWatchResources"), nullptr);
-  EXPECT_TRUE(health->FindMethodByName("NodeWatchResources")->server_streaming());
 }
 
 TEST(KubeletDraProtoTest, FieldNumbersAreKubelets) {
   namespace dra = k8s::io::kubelet::pkg::apis::dra::v1;
-  const auto* claim = dra::Claim::descriptor();
-  EXPECT_EQ(number(claim, "namespace"), 1);
-  EXPECT_EQ(number(claim, "uid"), 2);
-  EXPECT_EQ(number(claim, "name"), 3);
-  const auto* dev = dra::Device::descriptor();
-  EXPECT_EQ(number(dev, "request_names"), 1);
-  EXPECT_EQ(number(dev, "pool_name"), 2);
-  EXPECT_EQ(number(dev, "device_name"), 3);
-  EXPECT_EQ(number(dev, "cdi_device_ids"), 4);
-  EXPECT_EQ(number(dev, "share_id"), 5);
-  EXPECT_TRUE(dev->FindFieldByName("share_id")->has_presence()) << "proto3 optional";
-  EXPECT_EQ(number(dra::NodePrepareResourceResponse::descriptor(), "error"), 2);
-  EXPECT_EQ(number(dra::NodeUnprepareResourceResponse::descriptor(), "error"), 1);
+  using dra::Claim;
+  EXPECT_EQ(keyOf<Claim>([](Claim& m) { m.set_namespace_("n"); }), key(1, kLength));
+  EXPECT_EQ(keyOf<Claim>([](Claim& m) { m.set_uid("u"); }), key(2, kLength));
+  EXPECT_EQ(keyOf<Claim>([](Claim& m) { m.set_name("c"); }), key(3, kLength));
+  using dra::Device;
+  EXPECT_EQ(keyOf<Device>([](Device& m) { m.add_request_names("r"); }), key(1, kLength));
+  EXPECT_EQ(keyOf<Device>([](Device& m) { m.set_pool_name("p"); }), key(2, kLength));
+  EXPECT_EQ(keyOf<Device>([](Device& m) { m.set_device_name("d"); }), key(3, kLength));
+  EXPECT_EQ(keyOf<Device>([](Device& m) { m.add_cdi_device_ids("i"); }), key(4, kLength));
+  // share_id is proto3 `optional`: set to "" it is still sent, which only a field with presence
+  // does.
+  EXPECT_EQ(keyOf<Device>([](Device& m) { m.set_share_id(""); }), key(5, kLength));
+  EXPECT_EQ(keyOf<dra::NodePrepareResourceResponse>(
+                [](dra::NodePrepareResourceResponse& m) { m.set_error("e"); }),
+            key(2, kLength));
+  EXPECT_EQ(keyOf<dra::NodeUnprepareResourceResponse>(
+                [](dra::NodeUnprepareResourceResponse& m) { m.set_error("e"); }),
+            key(1, kLength));
 
-  const auto* dh = v1::DeviceHealth::descriptor();
-  EXPECT_EQ(number(dh, "device"), 1);
-  EXPECT_EQ(number(dh, "health"), 2);
-  EXPECT_EQ(number(dh, "last_updated_time"), 3);
-  EXPECT_EQ(number(dh, "health_check_timeout_seconds"), 4);
-  EXPECT_EQ(number(dh, "message"), 5);
+  using v1::DeviceHealth;
+  EXPECT_EQ(keyOf<DeviceHealth>([](DeviceHealth& m) { m.mutable_device()->set_pool_name("p"); }),
+            key(1, kLength));
+  EXPECT_EQ(keyOf<DeviceHealth>([](DeviceHealth& m) { m.set_health(v1::UNHEALTHY); }),
+            key(2, kVarint));
+  EXPECT_EQ(keyOf<DeviceHealth>([](DeviceHealth& m) { m.set_last_updated_time(1); }),
+            key(3, kVarint));
+  EXPECT_EQ(keyOf<DeviceHealth>([](DeviceHealth& m) { m.set_health_check_timeout_seconds(1); }),
+            key(4, kVarint));
+  EXPECT_EQ(keyOf<DeviceHealth>([](DeviceHealth& m) { m.set_message("m"); }), key(5, kLength));
   EXPECT_EQ(v1::HealthStatus_Name(v1::UNHEALTHY), "UNHEALTHY");
   EXPECT_EQ(static_cast<int>(v1::UNHEALTHY), 2);
 
-  const auto* info = pluginregistration::PluginInfo::descriptor();
-  EXPECT_EQ(number(info, "type"), 1);
-  EXPECT_EQ(number(info, "name"), 2);
-  EXPECT_EQ(number(info, "endpoint"), 3);
-  EXPECT_EQ(number(info, "supported_versions"), 4);
-  EXPECT_EQ(number(pluginregistration::RegistrationStatus::descriptor(), "plugin_registered"), 1);
+  using pluginregistration::PluginInfo;
+  EXPECT_EQ(keyOf<PluginInfo>([](PluginInfo& m) { m.set_type("t"); }), key(1, kLength));
+  EXPECT_EQ(keyOf<PluginInfo>([](PluginInfo& m) { m.set_name("n"); }), key(2, kLength));
+  EXPECT_EQ(keyOf<PluginInfo>([](PluginInfo& m) { m.set_endpoint("e"); }), key(3, kLength));
+  EXPECT_EQ(keyOf<PluginInfo>([](PluginInfo& m) { m.add_supported_versions("v"); }),
+            key(4, kLength));
+  EXPECT_EQ(keyOf<pluginregistration::RegistrationStatus>(
+                [](pluginregistration::RegistrationStatus& m) { m.set_plugin_registered(true); }),
+            key(1, kVarint));
 }
 
 TEST(KubeletDraProtoTest, ADeviceRoundTripsOnTheWire) {

@@ -4,11 +4,12 @@
 // makes one call on the driver's DRA endpoint, as kubelet does for a pod's claims.
 //   rdmanet-fake-dra-kubelet --kubelet-dir D [--timeout-ms T] register
 //   rdmanet-fake-dra-kubelet --kubelet-dir D [--timeout-ms T] prepare|unprepare NS UID NAME
-// Output: one JSON object on stdout ({"plugin","endpoint","versions"} for register, the
-// response's proto3 JSON for the calls). Exit 0 on success, 1 when the call failed or a claim
-// came back with an error, 2 for bad usage or no registration within the time-out.
-#include <google/protobuf/util/json_util.h>
-
+// Output: one JSON object on stdout ({"plugin","endpoint","versions"} for register; for the
+// calls, the response in proto3 JSON's shape with the proto's field names: {"claims": {UID:
+// {"devices": [{"request_names", "pool_name", "device_name", "cdi_device_ids", "share_id"?}],
+// "error"}}}, every field written, share_id only when set). Exit 0 on success, 1 when the call
+// failed or a claim came back with an error, 2 for bad usage or no registration within the
+// time-out.
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -28,17 +29,35 @@ int usage() {
   return 2;
 }
 
+namespace dra = k8s::io::kubelet::pkg::apis::dra::v1;
+
+// The protos are built for the lite runtime, which has no JSON printer: the fields by hand.
+nlohmann::json toJson(const dra::Device& d) {
+  nlohmann::json j{{"request_names", d.request_names()},
+                   {"pool_name", d.pool_name()},
+                   {"device_name", d.device_name()},
+                   {"cdi_device_ids", d.cdi_device_ids()}};
+  if (d.has_share_id()) j["share_id"] = d.share_id();
+  return j;
+}
+nlohmann::json toJson(const dra::NodePrepareResourceResponse& c) {
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : c.devices()) devices.push_back(toJson(d));
+  return {{"devices", devices}, {"error", c.error()}};
+}
+nlohmann::json toJson(const dra::NodeUnprepareResourceResponse& c) {
+  return {{"error", c.error()}};
+}
+
 template <typename Resp>
 int print(const std::optional<Resp>& resp, const FakeDraKubelet& k) {
   if (!resp) {
     std::cerr << "rdmanet-fake-dra-kubelet: " << k.lastError() << "\n";
     return 1;
   }
-  std::string out;
-  google::protobuf::util::JsonPrintOptions o;
-  o.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(*resp, &out, o);
-  std::cout << out << std::endl;
+  nlohmann::json claims = nlohmann::json::object();
+  for (const auto& [uid, c] : resp->claims()) claims[uid] = toJson(c);
+  std::cout << nlohmann::json{{"claims", claims}}.dump() << std::endl;
   for (const auto& [uid, c] : resp->claims()) {
     if (!c.error().empty()) return 1;
   }
