@@ -105,21 +105,24 @@ plat_capture() {
   grep -q 'vlan 100, p 3' "$cap"
 }
 
-# _bw_run NS_A NS_B POD_IP_B ITERATIONS: one ib_write_bw from pod a to pod b (server in pod b),
-# 64 KiB writes; its client output in $out, its exit code returned. -u 17: a 0.5 s QP timeout
-# (perftest's 67 ms default is short for Soft-RoCE on a loaded TCG).
+# _bw_run NS_A NS_B POD_IP_B ITERATIONS: one ib_write_bw from pod a to pod b (server in pod b,
+# roce_perftest), 64 KiB writes; its client output in $out, its exit code returned. -u 17: a
+# 0.5 s QP timeout (perftest's 67 ms default is short for Soft-RoCE on a loaded TCG).
 _bw_run() {
-  local server rc=0
-  ip netns exec "$2" timeout 240 ib_write_bw -d "$ROCE_DEV_B" -x "$ROCE_GID_B" -s 65536 -n "$4" \
-    -u 17 --report_gbits >"$DEMO_WORK/bw-server.txt" 2>&1 &
-  server=$!
-  roce_wait_tcp "$2" 18515 || rc=1
+  local rc=0
   ${_bw_cap:+roce_capture_start "$_bw_cap" "$_bw_pf"}
-  out=$(ip netns exec "$1" timeout 240 ib_write_bw -d "$ROCE_DEV_A" -x "$ROCE_GID_A" -s 65536 \
-    -n "$4" -u 17 --report_gbits "$3" 2>&1) || rc=1
-  wait "$server" || rc=1
+  roce_perftest "$1" "$2" "$3" "$DEMO_WORK/bw.txt" ib_write_bw -s 65536 -n "$4" -u 17 \
+    --report_gbits 2>&1 || rc=1
+  out=$(cat "$DEMO_WORK/bw.txt")
   roce_capture_stop
   return "$rc"
+}
+
+# _bw_said SIDE: ib_write_bw's output on stdin without its banner (`Key : value` lines, the
+# test's name) and its table, prefixed: what is left are its errors and warnings.
+_bw_said() {
+  grep -vE '^ *(#bytes|[0-9]+ +[0-9]+ |remote address|local address|GID:|-{10,}|\*{10,}|$)' |
+    grep -vE ' : |^ *RDMA_Write BW Test' | head -n 8 | sed "s/^/  ($1) /"
 }
 
 # plat_rdma_traffic NS_A NS_B POD_IP_B PEER_PF: ib_write_bw from pod a to pod b over Soft-RoCE in
@@ -140,7 +143,9 @@ plat_rdma_traffic() {
     "$1" "$ROCE_DEV_A" "$ROCE_GID_A" "$3"
   _bw_cap='' _bw_run "$1" "$2" "$3" 200 || ok=0
   grep -E '^ *#bytes|^ *65536' <<<"$out" | sed 's/^ */  /'
-  ((ok)) || { tail -n 4 <<<"$out" && tail -n 4 "$DEMO_WORK/bw-server.txt"; } | sed 's/^/  /'
+  # On a failure, what each side said besides its table: perftest's errors go to stderr,
+  # unbuffered, so they come before the buffered table lines and a tail would miss them.
+  ((ok)) || { _bw_said client <<<"$out" && _bw_said server <"$DEMO_WORK/bw.txt.server"; }
   bw=$(awk '$1 == 65536 && $2 == 200 { print $4 }' <<<"$out")
   say "again (50 writes) under a capture on $4, the sender's neighbour entry for pod b broadcast:"
   _bw_cap=$cap _bw_pf=$4 _bw_run "$1" "$2" "$3" 50 ||

@@ -19,18 +19,13 @@ trap 'roce_pods_down; rm -rf "$work"' EXIT
 SECONDS=0
 step() { echo "[${SECONDS}s] $*"; }
 
-# perftest PROG ARGS...: PROG's server in pod b, its client in pod a; the client's output in
-# $work/PROG.txt. Passes when both end with 0.
+# perftest PROG ARGS...: PROG's server in pod b, its client in pod a (roce_perftest); prints
+# the client's output, which is also in $work/PROG.txt (the server's in $work/PROG.txt.server).
+# Passes when both end with 0.
 perftest() {
-  local prog=$1 server rc=0
+  local prog=$1 rc=0
   shift
-  ip netns exec "$ROCE_NS_B" timeout 180 "$prog" -d "$ROCE_DEV_B" -x "$ROCE_GID_B" "$@" \
-    >"$work/$prog-server.txt" 2>&1 &
-  server=$!
-  roce_wait_tcp "$ROCE_NS_B" 18515 || { echo "$prog server did not listen" && return 1; }
-  ip netns exec "$ROCE_NS_A" timeout 180 "$prog" -d "$ROCE_DEV_A" -x "$ROCE_GID_A" "$@" \
-    "$ROCE_POD_IP_B" >"$work/$prog.txt" 2>&1 || rc=$?
-  wait "$server" || rc=$?
+  roce_perftest "$ROCE_NS_A" "$ROCE_NS_B" "$ROCE_POD_IP_B" "$work/$prog.txt" "$prog" "$@" || rc=$?
   cat "$work/$prog.txt"
   return "$rc"
 }
@@ -71,7 +66,7 @@ if out=$(perftest ib_write_bw -s 65536 -n 500 -u 20 --report_gbits); then
   t_match "ib_write_bw: 500 x 64 KiB RDMA writes from pod a to pod b ($bw Gbit/s under TCG)" \
     '^[0-9.]+$' "$bw"
 else
-  t_fail "ib_write_bw: $out $(cat "$work/ib_write_bw-server.txt")"
+  t_fail "ib_write_bw: $out $(cat "$work/ib_write_bw.txt.server")"
 fi
 step "ib_write_bw done"
 if out=$(perftest ib_send_lat -s 64 -n 200 -u 20); then
