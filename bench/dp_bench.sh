@@ -104,8 +104,10 @@ echo "Allocate x $calls on $id ..."
 alloc=$("$client" allocate --socket "$sock" --id "$id" --n "$calls")
 bare=$("$client" bare --socket "$work/bare.sock" --n "$calls")
 echo "link flaps x $rounds ..."
-link=$("$client" linkdown --socket "$sock" --root "$work/node" --netdev "${prefix}ens1f0v5" \
-  --rounds "$rounds")
+# The PF's link: a VF's health follows its PF's link and port, not its own netdev's (a free VF
+# is down and healthy), so the flap is on ens1f0 and the stream watched for its VF 5.
+link=$("$client" linkdown --socket "$sock" --root "$work/node" --netdev "${prefix}ens1f0" \
+  --device-of "${prefix}ens1f0v5" --rounds "$rounds")
 rss_after_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dp/status")
 
 field() { grep -o "\"$2\":[0-9.e+-]*" <<<"$1" | head -1 | cut -d: -f2; }

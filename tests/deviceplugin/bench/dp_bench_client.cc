@@ -3,10 +3,14 @@
 //   allocate --socket S --id ID [--n N]      N Allocate calls for one device: latency stats
 //   bare --socket S [--n N]                  the same calls against a do-nothing DevicePlugin
 //                                            server (own process) on unix socket S: the floor
-//   linkdown --socket S --root R --netdev IF [--rounds K]
+//   linkdown --socket S --root R --netdev IF [--device-of IF2] [--rounds K]
 //                                            flips IF's simulated link (the switch-side veth in
 //                                            the simnode namespace) and times until the
-//                                            ListAndWatch stream shows the device's new health
+//                                            ListAndWatch stream shows the new health of IF2's
+//                                            device (default IF's). A VF's health follows its
+//                                            PF's link, not its own netdev's (a free VF is down),
+//                                            so the bench flips a PF and watches one of its VFs.
+//                                            Each change must show within 30 s, else exit 2.
 // Output: one JSON object on stdout.
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
@@ -75,19 +79,24 @@ int run(const std::vector<std::string>& cmd) {
 }
 
 json timeLinkDown(const std::string& socket, const std::string& root, const std::string& netdev,
-                  int rounds) {
+                  const std::string& watched, int rounds) {
   std::ifstream in(root + "/manifest.json");
   json m = json::parse(in);
   std::string peer, pci;
   for (const auto& l : m["links"]) {
-    if (l["name"] == netdev) peer = l["peer"], pci = l["pci"];
+    if (l["name"] == netdev) peer = l["peer"];
+    if (l["name"] == watched) pci = l["pci"];
   }
   if (peer.empty()) throw std::runtime_error("no simnode link " + netdev);
+  if (pci.empty()) throw std::runtime_error("no simnode link " + watched);
   std::string ns = m["netns"];
 
   auto ch = grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials());
   auto stub = pb::DevicePlugin::NewStub(ch);
   grpc::ClientContext ctx;
+  // A bound on the whole stream, so a change that never shows fails the bench instead of
+  // hanging it: 30 s per expected change.
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30 * (2 * rounds + 1)));
   auto reader = stub->ListAndWatch(&ctx, pb::Empty());
   pb::ListAndWatchResponse resp;
   auto healthOf = [&]() -> std::string {
@@ -106,7 +115,11 @@ json timeLinkDown(const std::string& socket, const std::string& root, const std:
       }
       std::string want = up ? "Healthy" : "Unhealthy";
       while (healthOf() != want) {
-        if (!reader->Read(&resp)) throw std::runtime_error("stream ended");
+        if (!reader->Read(&resp)) {
+          throw std::runtime_error(fmt::format(
+              "{} ({}) did not turn {} after {} went {}: the stream ended ({})", pci, watched, want,
+              netdev, up ? "up" : "down", reader->Finish().error_message()));
+        }
       }
       double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
       (up ? up_ms : down_ms).push_back(ms);
@@ -157,7 +170,9 @@ int main(int argc, char** argv) {
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
     } else if (mode == "linkdown") {
-      out = timeLinkDown(opt.at("--socket"), opt.at("--root"), opt.at("--netdev"),
+      const std::string netdev = opt.at("--netdev");
+      out = timeLinkDown(opt.at("--socket"), opt.at("--root"), netdev,
+                         opt.count("--device-of") ? opt["--device-of"] : netdev,
                          opt.count("--rounds") ? std::stoi(opt["--rounds"]) : 5);
     } else {
       std::cerr << "unknown mode " << mode << "\n";
