@@ -25,8 +25,9 @@
 # failed boot is a guest that has not reached init within RDMANET_VM_BOOT_TIMEOUT seconds
 # (default 90), or a QEMU that died of a signal (its own failed assertion, say) before the guest
 # reported its exit code: run.sh prints the tail of its console, kills it and boots once more,
-# saying so; a second failed boot is a harness failure. Any failure prints the tail of the console log from before init,
-# and the whole log is copied to RDMANET_VM_OUT_DIR/console.log when that is set.
+# saying so; a second failed boot is a harness failure. Any failure prints the tail of the
+# console log from before init, and the whole log is copied to RDMANET_VM_OUT_DIR/console.log
+# when that is set.
 #
 # Environment: RDMANET_VM_TIMEOUT (default --timeout; a retried boot gets it afresh),
 # RDMANET_VM_BOOT_TIMEOUT, RDMANET_VM_ACCEL (default tcg; CI has no KVM), RDMANET_VM_CACHE /
