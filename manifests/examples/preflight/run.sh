@@ -90,8 +90,9 @@ lookup() {
 
 # A run can fail after a good transfer: perftest reports only once it has calibrated its cycle
 # counter against the clock (r^2 >= 0.9), and a busy or virtual CPU can spoil that ("Can't
-# produce a report"). So the server serves and the client runs up to bw_runs times; the client
-# also waits, without counting, while the server is not listening yet.
+# produce a report"). So the server serves and the client runs up to bw_runs times, after any
+# failed run (the server cannot tell that failure from another); the client also waits, without
+# counting, while the server is not listening yet.
 bw_runs=3
 
 # bw_server: serves until a run succeeds, at most bw_runs runs.
