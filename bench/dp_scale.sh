@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Device plugin scaling: fake sysfs trees (simnode --tree-only, no veths, no root needed) of 4
 # dual-port NICs = 8 PFs with N VFs each, for every N given (default 16 32 64 127, i.e. 128 to
-# 1016 VFs). Per size it measures
+# 1016 VFs), in each RDMA shape of SHAPES (bench/lib.sh scale_topology; default "mlx5", an RDMA
+# device per VF as mlx5 gives; SHAPES=all for every shape). Per shape and size it measures
 #   - registration: plugin start to the fake kubelet accepting rdma/vf (wall ms), and the
 #     plugin's CPU by then (all threads, the start-up doctor's included);
 #   - resync CPU: the plugin's CPU (all threads, /proc/PID/stat) per periodic resync (the check
@@ -9,7 +10,7 @@
 #     and PF link states; a full rescan only on a difference), over several resyncs forced with
 #     --resync-interval 1, after the start-up doctor has finished;
 #   - doctor: one `rdmanet-doctor --json` over the same tree (wall ms, and its CPU ms);
-#   - RSS of the plugin at steady state.
+#   - VmRSS and VmHWM of the plugin at steady state.
 # Targets at 1016 VFs: registration < 500 ms, resync < 100 ms CPU, doctor < 1 s; growth of each
 # from the smallest to the largest size under 12x for 8x the devices (linear is 8x).
 #   bench/dp_scale.sh [N ...]      (run by bench/dp_bench.sh; BUILD_DIR as there, KEEP=1 keeps;
@@ -28,6 +29,11 @@ sizes=("$@")
 ((${#sizes[@]})) || sizes=(16 32 64 127)
 for n in "${sizes[@]}"; do
   [[ $n =~ ^[0-9]+$ ]] && ((n >= 1 && n <= 127)) || { echo "dp_scale: bad size $n (1..127)" >&2; exit 1; }
+done
+read -r -a shapes <<<"${SHAPES:-mlx5}"
+[[ ${shapes[*]} == all ]] && shapes=("${scale_shapes[@]}")
+for shape in "${shapes[@]}"; do
+  scale_topology 1 "$shape" >/dev/null || exit 1
 done
 resyncs=5  # rescans measured per size
 
@@ -65,13 +71,13 @@ scans() { grep -c 'resync of [0-9]* NIC functions' "$1" 2>/dev/null || true; }
 scanned_at_least() { (($(scans "$1") >= $2)); }
 hz=$(getconf CLK_TCK)
 
-rows=()
 json=()
-for n in "${sizes[@]}"; do
+measure() {  # measure SHAPE N: appends a row to rows
+  local shape=$1 n=$2
   vfs=$((8 * n))
-  dir=$work/n$n
+  dir=$work/$shape-n$n
   mkdir -p "$dir"
-  scale_topology "$n" >"$dir/topology.json"
+  scale_topology "$n" "$shape" >"$dir/topology.json"
   "$simnode" up --tree-only --root "$dir/node" --topology "$dir/topology.json" >/dev/null
 
   mkfifo "$dir/kcmd"
@@ -103,6 +109,7 @@ for n in "${sizes[@]}"; do
   wait_for 300 scanned_at_least "$dir/plugin.log" $((s1 + resyncs))
   s2=$(scans "$dir/plugin.log") c2=$(cpu_ticks "$dp")
   rss_kb=$(awk '/^VmRSS/ {print $2}' "/proc/$dp/status")
+  hwm_kb=$(awk '/^VmHWM/ {print $2}' "/proc/$dp/status")
   resync_ms=$(awk -v c=$((c2 - c1)) -v s=$((s2 - s1)) -v hz="$hz" \
     'BEGIN {printf "%.1f", c * 1000 / hz / s}')
   stop_all
@@ -117,22 +124,24 @@ for n in "${sizes[@]}"; do
 
   "$simnode" down --root "$dir/node" >/dev/null
   ((keep)) || rm -rf "$dir"
-  echo "  $vfs VFs: registered in $reg_ms ms ($reg_cpu_ms ms CPU, $count devices)," \
+  echo "  $shape, $vfs VFs: registered in $reg_ms ms ($reg_cpu_ms ms CPU, $count devices)," \
     "resync $resync_ms ms CPU, doctor $doctor_ms ms ($doctor_cpu_ms ms CPU)," \
-    "RSS $((rss_kb / 1024)) MB" >&2
-  rows+=("$vfs $count $reg_ms $resync_ms $doctor_ms $rss_kb $reg_cpu_ms $doctor_cpu_ms")
-  json+=("{\"vfs\":$vfs,\"devices\":$count,\"registered_ms\":$reg_ms,\"registered_cpu_ms\":$reg_cpu_ms,\"resync_cpu_ms\":$resync_ms,\"doctor_ms\":$doctor_ms,\"doctor_cpu_ms\":$doctor_cpu_ms,\"rss_kb\":$rss_kb}")
-done
+    "VmRSS $((rss_kb / 1024)) MB, VmHWM $((hwm_kb / 1024)) MB" >&2
+  rows+=("$vfs $count $reg_ms $resync_ms $doctor_ms $rss_kb $reg_cpu_ms $doctor_cpu_ms $hwm_kb")
+  json+=("{\"shape\":\"$shape\",\"vfs\":$vfs,\"devices\":$count,\"registered_ms\":$reg_ms,\"registered_cpu_ms\":$reg_cpu_ms,\"resync_cpu_ms\":$resync_ms,\"doctor_ms\":$doctor_ms,\"doctor_cpu_ms\":$doctor_cpu_ms,\"rss_kb\":$rss_kb,\"hwm_kb\":$hwm_kb}")
+}
 
 verdict() { if awk "BEGIN {exit !($1)}"; then echo ok; else echo MISSED; fi; }
-printf '\n%-6s %-8s %-18s %-18s %-14s %s\n' VFs devices "registration ms" "resync CPU ms" \
-  "doctor ms" "RSS MB"
-for r in "${rows[@]}"; do
-  read -r vfs count reg res doc rss regc docc <<<"$r"
-  printf '%-6s %-8s %-18s %-18s %-14s %.1f\n' "$vfs" "$count" "$reg ($regc CPU)" "$res" \
-    "$doc ($docc CPU)" "$(awk -v k="$rss" 'BEGIN {print k / 1024}')"
-done
-if ((${#rows[@]} > 1)); then
+table() {  # the rows of one shape, their growth and the targets
+  printf '\n%s\n%-6s %-8s %-18s %-18s %-14s %s\n' "$1" VFs devices "registration ms" \
+    "resync CPU ms" "doctor ms" "VmRSS / VmHWM MB"
+  for r in "${rows[@]}"; do
+    read -r vfs count reg res doc rss regc docc hwm <<<"$r"
+    printf '%-6s %-8s %-18s %-18s %-14s %.1f / %.1f\n' "$vfs" "$count" "$reg ($regc CPU)" "$res" \
+      "$doc ($docc CPU)" "$(awk -v k="$rss" 'BEGIN {print k / 1024}')" \
+      "$(awk -v k="$hwm" 'BEGIN {print k / 1024}')"
+  done
+  ((${#rows[@]} > 1)) || return 0
   read -r v0 _ r0 s0 d0 m0 _ <<<"${rows[0]}"
   read -r v1 _ r1 s1 d1 m1 _ <<<"${rows[-1]}"
   growth() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.1f", (a > 0 ? b / a : 0)}'; }
@@ -147,5 +156,12 @@ if ((${#rows[@]} > 1)); then
     "registration [$(verdict "$r1 < $limit * ($r0 > 0 ? $r0 : 1)")]," \
     "resync [$(verdict "$s1 < $limit * ($s0 > 0 ? $s0 : 1)")]," \
     "doctor [$(verdict "$d1 < $limit * ($d0 > 0 ? $d0 : 1)")]"
-fi
+}
+
+for shape in "${shapes[@]}"; do
+  rows=()
+  for n in "${sizes[@]}"; do measure "$shape" "$n"; done
+  table "$shape" >"$work/table-$shape"
+done
+for shape in "${shapes[@]}"; do cat "$work/table-$shape"; done
 (IFS=,; echo "{\"scale\":[${json[*]}]}")

@@ -25,9 +25,11 @@ std::vector<std::string> rdmaDevicesFor(const PluginDeps& deps, const NetConf& c
                                         const ResolvedDevice& dev) {
   std::vector<std::string> out;
   if (!dev.pci) return out;
-  // macvlan shares the PF's HCA (rdma/shared): report it, never move it.
-  for (const auto& d : rdmaDevicesOf(deps.sysfs, *dev.pci)) {
-    if (!d.is_software) out.push_back(d.name);
+  // macvlan shares the PF's HCA (rdma/shared): report it, never move it. Only hardware devices
+  // count, and they sit under the function: reading them there costs the same on any node,
+  // where looking for software ones would read every RDMA device the node has.
+  for (const auto& d : rdmaDevicesUnder(deps.sysfs, *dev.pci, {.gids = false})) {
+    out.push_back(d.name);
   }
   (void)conf;
   return out;

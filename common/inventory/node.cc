@@ -19,25 +19,26 @@ bool isGpu(const PciFunction& f) { return f.vendor == "10de" && (f.class_code >>
 
 namespace {
 
-// The RDMA devices of one function from the node-wide grouping. A hardware device that sits under
-// the function but is missing from /sys/class/infiniband is not in the grouping; such a function
-// is read on its own.
-std::vector<RdmaDevice> rdmaOf(const Sysfs& sysfs, const PciAddress& addr,
-                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn,
-                               const ScanOptions& opts) {
+void sortByName(std::vector<RdmaDevice>& devs) {
+  std::sort(devs.begin(), devs.end(),
+            [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+}
+
+// The RDMA devices of one function from the node-wide grouping. A hardware device under the
+// function that the class listing lacks (missing from /sys/class/infiniband, or a tree without
+// class links) is read where it sits: the function's own devices are re-read, never the node's.
+std::vector<RdmaDevice> rdmaOf(const Sysfs& sysfs, RdmaReader& reader, const PciAddress& addr,
+                               std::map<PciAddress, std::vector<RdmaDevice>>& by_fn) {
   std::vector<RdmaDevice> devs;
   if (auto it = by_fn.find(addr); it != by_fn.end()) devs = std::move(it->second);
   for (const auto& name : sysfs.list("/sys/bus/pci/devices/" + addr.str() + "/infiniband")) {
     const bool known =
         std::any_of(devs.begin(), devs.end(), [&](const RdmaDevice& d) { return d.name == name; });
     if (known) continue;
-    std::vector<RdmaDevice> all = rdmaDevicesOf(sysfs, addr);
-    if (!opts.gids) {
-      for (RdmaDevice& d : all) {
-        for (RdmaPort& p : d.ports) p.gids.clear();
-      }
-    }
-    return all;
+    std::erase_if(devs, [](const RdmaDevice& d) { return !d.is_software; });
+    for (RdmaDevice& d : reader.under(addr)) devs.push_back(std::move(d));
+    sortByName(devs);
+    break;
   }
   return devs;
 }
@@ -53,9 +54,9 @@ void placeNearGpus(const NicFunction& n, const std::vector<GpuFunction>& gpus,
 }
 
 // Sorts functions into NICs and GPUs; the rest (bridges, storage, ...) are dropped.
-void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
-                  std::map<PciAddress, std::vector<RdmaDevice>>& rdma_by_fn,
-                  const ScanOptions& opts, NodeInventory& inv, std::vector<NicFunction>& nics) {
+void addFunctions(const Sysfs& sysfs, RdmaReader& reader, std::vector<PciFunction> fns,
+                  std::map<PciAddress, std::vector<RdmaDevice>>& rdma_by_fn, NodeInventory& inv,
+                  std::vector<NicFunction>& nics) {
   for (PciFunction& fn : fns) {
     const bool nic = fn.isNetwork();
     if (!nic && !isGpu(fn)) continue;
@@ -66,7 +67,7 @@ void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
       nics.push_back(NicFunction{.pci = std::move(fn),
                                  .placement = std::move(placement),
                                  .netdevs = netdevsOf(sysfs, addr),
-                                 .rdma = rdmaOf(sysfs, addr, rdma_by_fn, opts)});
+                                 .rdma = rdmaOf(sysfs, reader, addr, rdma_by_fn)});
     } else {
       inv.gpus.push_back(GpuFunction{.pci = std::move(fn), .placement = std::move(placement)});
     }
@@ -77,11 +78,12 @@ void addFunctions(const Sysfs& sysfs, std::vector<PciFunction> fns,
 
 NodeInventory scanNode(const Sysfs& sysfs, const ScanOptions& opts) {
   NodeInventory inv;
-  const RdmaReadOptions rdma_opts{.gids = opts.gids};
+  RdmaReader reader(sysfs, {.gids = opts.gids});  // one pass: shared reads happen once
   std::vector<PciAddress> addrs = listPciFunctions(sysfs);
   if (opts.vfs) {
-    auto rdma_by_fn = rdmaDevicesByFunction(sysfs, rdma_opts);
-    addFunctions(sysfs, readPciFunctions(sysfs, std::move(addrs)), rdma_by_fn, opts, inv, inv.nics);
+    auto rdma_by_fn = reader.byFunction();
+    addFunctions(sysfs, reader, readPciFunctions(sysfs, std::move(addrs)), rdma_by_fn, inv,
+                 inv.nics);
   } else {
     // One stat per VF to leave it out; the PFs' hardware RDMA devices are found under them and
     // the class directory is only read for software devices.
@@ -89,17 +91,19 @@ NodeInventory scanNode(const Sysfs& sysfs, const ScanOptions& opts) {
       return sysfs.exists("/sys/bus/pci/devices/" + a.str() + "/physfn");
     });
     std::vector<PciFunction> fns = readPciFunctions(sysfs, std::move(addrs));
-    auto rdma_by_fn = softwareRdmaDevicesByFunction(sysfs, rdma_opts);
+    std::set<PciAddress> nics;
+    for (const PciFunction& fn : fns) {
+      if (fn.isNetwork()) nics.insert(fn.address);
+    }
+    auto rdma_by_fn =
+        reader.softwareByFunction([&](const PciAddress& a) { return nics.contains(a); });
     for (const PciFunction& fn : fns) {
       if (!fn.isNetwork()) continue;
       std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
-      for (RdmaDevice& d : rdmaDevicesUnder(sysfs, fn.address, rdma_opts)) {
-        devs.push_back(std::move(d));
-      }
-      std::sort(devs.begin(), devs.end(),
-                [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+      for (RdmaDevice& d : reader.under(fn.address)) devs.push_back(std::move(d));
+      sortByName(devs);
     }
-    addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, inv, inv.nics);
+    addFunctions(sysfs, reader, std::move(fns), rdma_by_fn, inv, inv.nics);
   }
   for (const auto& n : inv.nics) placeNearGpus(n, inv.gpus, inv.nearest_gpu);
   return inv;
@@ -107,7 +111,7 @@ NodeInventory scanNode(const Sysfs& sysfs, const ScanOptions& opts) {
 
 std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeInventory& inv,
                                  const ScanOptions& opts) {
-  const RdmaReadOptions rdma_opts{.gids = opts.gids};
+  RdmaReader reader(sysfs, {.gids = opts.gids});  // one pass: shared reads happen once
   // What the inventory had of this PF (it, its VFs then) and what the PF links to now.
   std::set<PciAddress> old{pf};
   for (const NicFunction& n : inv.nics) {
@@ -126,23 +130,21 @@ std::vector<PciAddress> rescanPf(const Sysfs& sysfs, const PciAddress& pf, NodeI
   std::map<PciAddress, std::vector<RdmaDevice>> rdma_by_fn;
   for (const PciFunction& fn : fns) {
     std::vector<RdmaDevice>& devs = rdma_by_fn[fn.address];
-    devs = rdmaDevicesUnder(sysfs, fn.address, rdma_opts);
+    devs = reader.under(fn.address);
     if (const NicFunction* was = inv.nic(fn.address)) {
       for (const RdmaDevice& d : was->rdma) {
         if (!d.is_software) continue;
-        if (auto now = readRdmaDevice(sysfs, d.name, rdma_opts);
-            now.ok() && now->pci == fn.address) {
+        if (auto now = reader.read(d.name); now.ok() && now->pci == fn.address) {
           devs.push_back(std::move(now).value());
         }
       }
     }
-    std::sort(devs.begin(), devs.end(),
-              [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
+    sortByName(devs);
   }
 
   std::vector<NicFunction> fresh;
   NodeInventory scratch;  // GPUs among them (none expected under a PF) are ignored
-  addFunctions(sysfs, std::move(fns), rdma_by_fn, opts, scratch, fresh);
+  addFunctions(sysfs, reader, std::move(fns), rdma_by_fn, scratch, fresh);
   std::erase_if(inv.nics, [&](const NicFunction& n) { return old.contains(n.pci.address); });
   for (const PciAddress& a : old) inv.nearest_gpu.erase(a);
   std::vector<PciAddress> reread;

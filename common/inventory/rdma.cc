@@ -78,25 +78,22 @@ RdmaCharDevice charDevice(const Sysfs& sysfs, const std::string& dir, const std:
   return c;
 }
 
-// Char devices of `ibdev` among the entries of `dirs` (class dirs and the device's own dirs),
-// each matched by its `ibdev` attribute, deduplicated by name.
-void collectCharDevices(const Sysfs& sysfs, const std::vector<std::string>& dirs,
-                        const std::string& ibdev, std::vector<RdmaCharDevice>& out) {
-  std::set<std::string> seen;
-  for (const auto& c : out) seen.insert(c.name);
+// Char devices of `ibdev` in one of its function's char-device directories (infiniband_verbs,
+// infiniband_mad), each matched by its `ibdev` attribute (which also skips abi_version), sorted.
+void collectCharDevices(const Sysfs& sysfs, const std::string& dir, const std::string& ibdev,
+                        std::vector<RdmaCharDevice>& out) {
   std::vector<RdmaCharDevice> found;
-  for (const auto& dir : dirs) {
-    for (const auto& entry : sysfs.list(dir)) {
-      if (seen.contains(entry)) continue;
-      const std::string sub = fmt::format("{}/{}", dir, entry);
-      if (sysfs.readOpt(sub + "/ibdev") != ibdev) continue;  // also skips abi_version
-      seen.insert(entry);
-      found.push_back(charDevice(sysfs, sub, entry));
-    }
+  for (const auto& entry : sysfs.list(dir)) {  // sorted
+    const std::string sub = fmt::format("{}/{}", dir, entry);
+    if (sysfs.readOpt(sub + "/ibdev") != ibdev) continue;
+    found.push_back(charDevice(sysfs, sub, entry));
   }
-  std::sort(found.begin(), found.end(),
-            [](const RdmaCharDevice& a, const RdmaCharDevice& b) { return a.name < b.name; });
   out.insert(out.end(), found.begin(), found.end());
+}
+
+bool hasUverbs(const std::vector<RdmaCharDevice>& devs) {
+  return std::any_of(devs.begin(), devs.end(),
+                     [](const RdmaCharDevice& c) { return c.name.starts_with("uverbs"); });
 }
 
 // The canonical in-tree path of `abs`, following every link on the way (Sysfs::resolveLink is
@@ -107,74 +104,12 @@ std::optional<std::string> canonicalInTree(const Sysfs& sysfs, std::string_view 
   if (auto target = sysfs.resolveLink(abs); target && target->starts_with("/sys/devices/")) {
     return target;
   }
-  std::error_code ec;
-  const auto host = std::filesystem::canonical(sysfs.path(abs), ec);
-  if (ec) return std::nullopt;
-  const auto root = std::filesystem::canonical(sysfs.root(), ec);
-  if (ec) return std::nullopt;
-  return Sysfs(root).inTree(host);
+  return sysfs.canonical(abs);
 }
 
-// Reads a device from its directory (class link or the directory under its PCI function).
-RdmaDevice readRdmaDeviceAt(const Sysfs& sysfs, const std::string& dir, const std::string& name,
-                            const RdmaReadOptions& opts) {
-  RdmaDevice d;
-  d.name = name;
-  const std::string real = canonicalInTree(sysfs, dir).value_or(dir);
-  d.is_software = real.starts_with("/sys/devices/virtual/");
-  d.node_guid = sysfs.readOpt(dir + "/node_guid").value_or("");
-
-  std::string parent_dir;  // the PCI function's directory, for its char-device subdirectories
-  if (sysfs.exists(dir + "/device")) {
-    if (auto fn = sysfs.linkName(dir + "/device")) {
-      if (auto a = PciAddress::parse(*fn); a.ok()) d.pci = *a;
-    }
-    // `device` is relative to the device's real directory, which `real` is.
-    parent_dir = sysfs.resolveLink(real + "/device").value_or("");
-  } else if (!d.is_software) {
-    // No device link but under a function: ".../0000:81:00.0/infiniband/mlx5_0".
-    std::filesystem::path p(real);
-    if (auto a = PciAddress::parse(p.parent_path().parent_path().filename().string()); a.ok()) {
-      d.pci = *a;
-      parent_dir = p.parent_path().parent_path().generic_string();
-    }
-  }
-  if (auto parent = sysfs.readOpt(dir + "/parent"); parent && isValidIfName(*parent)) {
-    d.parent_netdev = *parent;
-    // Software RDMA rides on a netdev: it belongs to that netdev's PCI function, if any.
-    if (!d.pci) {
-      if (auto nd = readNetdev(sysfs, *parent); nd.ok()) d.pci = nd->pci;
-    }
-  }
-
-  std::vector<std::pair<int, std::string>> ports;
-  for (const auto& entry : sysfs.list(dir + "/ports")) {
-    if (auto n = parseInt(entry)) ports.emplace_back(*n, entry);
-  }
-  std::sort(ports.begin(), ports.end());
-  for (const auto& [n, entry] : ports)
-    d.ports.push_back(readPort(sysfs, fmt::format("{}/ports/{}", dir, entry), n, opts.gids));
-
-  // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
-  // class directories hold every device's, and matching them costs one `ibdev` read per entry
-  // per device (quadratic on a node with many VFs), so they are scanned only when the function's
-  // directories give no uverbs node: software devices (their nodes live under
-  // /sys/devices/virtual) and trees without the per-function directories.
-  if (!parent_dir.empty()) {
-    collectCharDevices(sysfs, {parent_dir + "/infiniband_verbs"}, name, d.char_devices);
-    collectCharDevices(sysfs, {parent_dir + "/infiniband_mad"}, name, d.char_devices);
-  }
-  const bool has_uverbs =
-      std::any_of(d.char_devices.begin(), d.char_devices.end(),
-                  [](const RdmaCharDevice& c) { return c.name.starts_with("uverbs"); });
-  if (!has_uverbs) {
-    collectCharDevices(sysfs, {"/sys/class/infiniband_verbs"}, name, d.char_devices);
-    collectCharDevices(sysfs, {"/sys/class/infiniband_mad"}, name, d.char_devices);
-  }
-  // rdma_cm is one node shared by every device (the connection manager multiplexes them), so
-  // every device lists it; /sys/class/misc/rdma_cm/dev gives its numbers when rdma_ucm is loaded.
-  d.char_devices.push_back(charDevice(sysfs, "/sys/class/misc/rdma_cm", "rdma_cm"));
-  return d;
+void sortByName(std::vector<RdmaDevice>& devs) {
+  std::sort(devs.begin(), devs.end(),
+            [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
 }
 
 }  // namespace
@@ -187,77 +122,188 @@ std::vector<std::string> listRdmaDevices(const Sysfs& sysfs) {
   return names;
 }
 
-Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
-                                  const RdmaReadOptions& opts) {
+RdmaReader::RdmaReader(const Sysfs& sysfs, RdmaReadOptions opts) : sysfs_(sysfs), opts_(opts) {}
+
+const std::vector<RdmaReader::ClassCharDevice>& RdmaReader::classCharDevices() {
+  if (class_chars_) return *class_chars_;
+  class_chars_.emplace();
+  for (const char* dir : {"/sys/class/infiniband_verbs", "/sys/class/infiniband_mad"}) {
+    for (const auto& entry : sysfs_.list(dir)) {  // sorted
+      const std::string sub = fmt::format("{}/{}", dir, entry);
+      auto ibdev = sysfs_.readOpt(sub + "/ibdev");  // absent for abi_version
+      if (!ibdev) continue;
+      class_chars_->push_back({.ibdev = std::move(*ibdev), .dev = charDevice(sysfs_, sub, entry)});
+    }
+  }
+  return *class_chars_;
+}
+
+const RdmaCharDevice& RdmaReader::rdmaCm() {
+  // One node shared by every device (the connection manager multiplexes them);
+  // /sys/class/misc/rdma_cm/dev gives its numbers when rdma_ucm is loaded.
+  if (!rdma_cm_) rdma_cm_ = charDevice(sysfs_, "/sys/class/misc/rdma_cm", "rdma_cm");
+  return *rdma_cm_;
+}
+
+RdmaDevice RdmaReader::readAt(const std::string& dir, const std::string& name) {
+  RdmaDevice d;
+  d.name = name;
+  const std::string real = canonicalInTree(sysfs_, dir).value_or(dir);
+  d.is_software = real.starts_with("/sys/devices/virtual/");
+  d.node_guid = sysfs_.readOpt(dir + "/node_guid").value_or("");
+
+  std::string parent_dir;  // the PCI function's directory, for its char-device subdirectories
+  if (sysfs_.exists(dir + "/device")) {
+    if (auto fn = sysfs_.linkName(dir + "/device")) {
+      if (auto a = PciAddress::parse(*fn); a.ok()) d.pci = *a;
+    }
+    // `device` is relative to the device's real directory, which `real` is.
+    parent_dir = sysfs_.resolveLink(real + "/device").value_or("");
+  } else if (!d.is_software) {
+    // No device link but under a function: ".../0000:81:00.0/infiniband/mlx5_0".
+    std::filesystem::path p(real);
+    if (auto a = PciAddress::parse(p.parent_path().parent_path().filename().string()); a.ok()) {
+      d.pci = *a;
+      parent_dir = p.parent_path().parent_path().generic_string();
+    }
+  }
+  // Only software devices (rxe, siw) have `parent`: reading it on a hardware device would be a
+  // failed open per device.
+  if (d.is_software || !d.pci) {
+    if (auto parent = sysfs_.readOpt(dir + "/parent"); parent && isValidIfName(*parent)) {
+      d.parent_netdev = *parent;
+      // Software RDMA rides on a netdev: it belongs to that netdev's PCI function, if any.
+      if (!d.pci) {
+        if (auto nd = readNetdev(sysfs_, *parent); nd.ok()) d.pci = nd->pci;
+      }
+    }
+  }
+
+  std::vector<std::pair<int, std::string>> ports;
+  for (const auto& entry : sysfs_.list(dir + "/ports")) {
+    if (auto n = parseInt(entry)) ports.emplace_back(*n, entry);
+  }
+  std::sort(ports.begin(), ports.end());
+  for (const auto& [n, entry] : ports) {
+    d.ports.push_back(readPort(sysfs_, fmt::format("{}/ports/{}", dir, entry), n, opts_.gids));
+  }
+
+  // A PCI function's own infiniband_verbs/ and infiniband_mad/ hold just its char devices. The
+  // class directories hold every device's: they are read once per reader, and only when the
+  // function's directories give no uverbs node (software devices, whose nodes live under
+  // /sys/devices/virtual, and trees without the per-function directories).
+  if (!parent_dir.empty()) {
+    collectCharDevices(sysfs_, parent_dir + "/infiniband_verbs", name, d.char_devices);
+    collectCharDevices(sysfs_, parent_dir + "/infiniband_mad", name, d.char_devices);
+  }
+  if (!hasUverbs(d.char_devices)) {
+    std::set<std::string> seen;
+    for (const auto& c : d.char_devices) seen.insert(c.name);
+    for (const ClassCharDevice& c : classCharDevices()) {
+      if (c.ibdev == name && seen.insert(c.dev.name).second) d.char_devices.push_back(c.dev);
+    }
+  }
+  d.char_devices.push_back(rdmaCm());
+  return d;
+}
+
+Result<RdmaDevice> RdmaReader::read(const std::string& name) {
   if (!isValidRdmaName(name)) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("invalid RDMA device name \"{}\"", name));
   }
   const std::string dir = fmt::format("{}/{}", kClassIb, name);
-  if (!sysfs.exists(dir)) {
+  if (!sysfs_.exists(dir)) {
     return makeError(ErrorCode::kDeviceNotFound, fmt::format("RDMA device {} not found", name));
   }
-  return readRdmaDeviceAt(sysfs, dir, name, opts);
+  return readAt(dir, name);
 }
 
-std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
-                                         const RdmaReadOptions& opts) {
+std::vector<RdmaDevice> RdmaReader::under(const PciAddress& fn) {
   std::vector<RdmaDevice> out;
   // Hardware devices sit under the function, even if their class link is missing.
-  const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", addr.str());
-  for (const auto& name : sysfs.list(under)) {  // sorted
+  const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", fn.str());
+  for (const auto& name : sysfs_.list(under)) {  // sorted
     if (!isValidRdmaName(name)) continue;
     const std::string cls = fmt::format("{}/{}", kClassIb, name);
-    RdmaDevice d = readRdmaDeviceAt(
-        sysfs, sysfs.exists(cls) ? cls : fmt::format("{}/{}", under, name), name, opts);
-    d.pci = addr;
+    RdmaDevice d = readAt(sysfs_.exists(cls) ? cls : fmt::format("{}/{}", under, name), name);
+    d.pci = fn;
     out.push_back(std::move(d));
   }
   return out;
 }
 
-std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr) {
-  std::vector<RdmaDevice> out = rdmaDevicesUnder(sysfs, addr);
-  std::set<std::string> seen;
-  for (const RdmaDevice& d : out) seen.insert(d.name);
-  // Software devices: any class entry whose parent netdev belongs to this function. Checking
-  // `parent` first keeps this cheap on a node with many hardware devices.
-  const auto netdevs = netdevNamesOf(sysfs, addr);
-  for (const auto& name : listRdmaDevices(sysfs)) {
-    if (seen.contains(name)) continue;
-    auto parent = sysfs.readOpt(fmt::format("{}/{}/parent", kClassIb, name));
-    if (!parent || std::find(netdevs.begin(), netdevs.end(), *parent) == netdevs.end()) continue;
-    auto d = readRdmaDevice(sysfs, name);
-    if (d.ok() && d->pci == addr) out.push_back(std::move(d).value());
+std::map<PciAddress, std::vector<RdmaDevice>> RdmaReader::byFunction() {
+  std::map<PciAddress, std::vector<RdmaDevice>> out;
+  for (const auto& name : listRdmaDevices(sysfs_)) {
+    RdmaDevice d = readAt(fmt::format("{}/{}", kClassIb, name), name);
+    if (!d.pci) continue;
+    const PciAddress fn = *d.pci;
+    out[fn].push_back(std::move(d));  // names arrive sorted, so each list is too
   }
-  std::sort(out.begin(), out.end(),
-            [](const RdmaDevice& a, const RdmaDevice& b) { return a.name < b.name; });
   return out;
 }
 
-std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
-    const Sysfs& sysfs, const RdmaReadOptions& opts) {
+std::map<PciAddress, std::vector<RdmaDevice>> RdmaReader::softwareByFunction(
+    const std::function<bool(const PciAddress&)>& want) {
   std::map<PciAddress, std::vector<RdmaDevice>> out;
-  for (const auto& name : listRdmaDevices(sysfs)) {
-    const auto real = sysfs.resolveLink(fmt::format("{}/{}", kClassIb, name));
+  for (const auto& name : listRdmaDevices(sysfs_)) {
+    const std::string dir = fmt::format("{}/{}", kClassIb, name);
+    const auto real = sysfs_.resolveLink(dir);
     if (!real || !real->starts_with("/sys/devices/virtual/")) continue;
-    auto d = readRdmaDevice(sysfs, name, opts);
-    if (!d.ok() || !d->pci) continue;
-    const PciAddress fn = *d->pci;
-    out[fn].push_back(std::move(d).value());
+    if (want) {
+      auto parent = sysfs_.readOpt(dir + "/parent");
+      if (!parent || !isValidIfName(*parent)) continue;
+      auto nd = readNetdev(sysfs_, *parent);
+      if (!nd.ok() || !nd->pci || !want(*nd->pci)) continue;
+    }
+    RdmaDevice d = readAt(dir, name);
+    if (!d.pci) continue;
+    const PciAddress fn = *d.pci;
+    out[fn].push_back(std::move(d));
   }
   return out;
+}
+
+Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
+                                  const RdmaReadOptions& opts) {
+  return RdmaReader(sysfs, opts).read(name);
+}
+
+std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
+                                         const RdmaReadOptions& opts) {
+  return RdmaReader(sysfs, opts).under(addr);
 }
 
 std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(const Sysfs& sysfs,
                                                                     const RdmaReadOptions& opts) {
-  std::map<PciAddress, std::vector<RdmaDevice>> out;
+  return RdmaReader(sysfs, opts).byFunction();
+}
+
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts) {
+  return RdmaReader(sysfs, opts).softwareByFunction();
+}
+
+std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr) {
+  RdmaReader reader(sysfs);
+  std::vector<RdmaDevice> out = reader.under(addr);
+  std::set<std::string> seen;
+  for (const RdmaDevice& d : out) seen.insert(d.name);
+  // Software devices: a class entry under /sys/devices/virtual whose parent netdev belongs to
+  // this function. The readlink skips hardware devices, which have no `parent`.
+  const auto netdevs = netdevNamesOf(sysfs, addr);
   for (const auto& name : listRdmaDevices(sysfs)) {
-    auto d = readRdmaDevice(sysfs, name, opts);
-    if (!d.ok() || !d->pci) continue;
-    const PciAddress fn = *d->pci;
-    out[fn].push_back(std::move(d).value());  // names arrive sorted, so each list is too
+    if (seen.contains(name)) continue;
+    const std::string dir = fmt::format("{}/{}", kClassIb, name);
+    const auto real = sysfs.resolveLink(dir);
+    if (!real || !real->starts_with("/sys/devices/virtual/")) continue;
+    auto parent = sysfs.readOpt(dir + "/parent");
+    if (!parent || std::find(netdevs.begin(), netdevs.end(), *parent) == netdevs.end()) continue;
+    auto d = reader.read(name);
+    if (d.ok() && d->pci == addr) out.push_back(std::move(d).value());
   }
+  sortByName(out);
   return out;
 }
 

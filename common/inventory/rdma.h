@@ -6,6 +6,7 @@
 // parent; their `parent` file names the netdev they run on, so they are associated with a PCI
 // function through that netdev.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -68,24 +69,64 @@ struct RdmaReadOptions {
 
 // Names in /sys/class/infiniband, sorted.
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
-// One RDMA device. Error 100 if absent.
+
+// Reads RDMA devices for one pass over the node (a scan, a rescan, one CNI call).
+//
+// Each device costs a fixed number of sysfs operations, whatever the node holds. What is shared
+// by all devices is read at most once per reader, on first need: the class listing of
+// /sys/class/infiniband_verbs and infiniband_mad with each entry's `ibdev` (for devices whose
+// function has no char-device directories of its own: software devices, trees without them),
+// and rdma_cm's numbers. So a pass over N devices is O(N), never O(N^2). A reader is for one
+// pass: what it caches goes stale as the node changes. Not thread-safe.
+class RdmaReader {
+ public:
+  explicit RdmaReader(const Sysfs& sysfs, RdmaReadOptions opts = {});
+
+  // One device by its class name. Error 7 for an invalid name, 100 if absent.
+  Result<RdmaDevice> read(const std::string& name);
+  // Hardware devices under a PCI function (<function>/infiniband/<name>), sorted by name. A
+  // device missing from /sys/class/infiniband is read where it sits.
+  std::vector<RdmaDevice> under(const PciAddress& fn);
+  // Every device listed in /sys/class/infiniband, each read once, grouped by the function it
+  // belongs to (hardware: its `device` link; software: its parent netdev's function) and sorted
+  // by name. Devices that belong to no PCI function are left out.
+  std::map<PciAddress, std::vector<RdmaDevice>> byFunction();
+  // The same for software devices (rxe, siw) only: one readlink per class entry tells them
+  // from hardware ones, which are not read. With `want`, a software device is read only when
+  // its parent netdev's function is wanted (a PF-only scan skips the VFs' devices for the cost
+  // of their `parent` and its netdev).
+  std::map<PciAddress, std::vector<RdmaDevice>> softwareByFunction(
+      const std::function<bool(const PciAddress&)>& want = {});
+
+ private:
+  struct ClassCharDevice {
+    std::string ibdev;
+    RdmaCharDevice dev;
+  };
+
+  RdmaDevice readAt(const std::string& dir, const std::string& name);
+  const std::vector<ClassCharDevice>& classCharDevices();
+  const RdmaCharDevice& rdmaCm();
+
+  const Sysfs& sysfs_;
+  RdmaReadOptions opts_;
+  std::optional<std::vector<ClassCharDevice>> class_chars_;  // by class dir, then name
+  std::optional<RdmaCharDevice> rdma_cm_;
+};
+
+// One-shot forms of RdmaReader's methods, for callers that read a single device or function.
+// A loop over devices or functions uses one RdmaReader instead.
 Result<RdmaDevice> readRdmaDevice(const Sysfs& sysfs, const std::string& name,
                                   const RdmaReadOptions& opts = {});
-// Software RDMA devices (rxe, siw: under /sys/devices/virtual/infiniband) grouped by the PCI
-// function of their parent netdev; one readlink per class entry to tell them from hardware ones.
-std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
-    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
-// Hardware RDMA devices under a PCI function (<function>/infiniband/<name>), sorted by name.
 std::vector<RdmaDevice> rdmaDevicesUnder(const Sysfs& sysfs, const PciAddress& addr,
                                          const RdmaReadOptions& opts = {});
-// RDMA devices belonging to a PCI function: hardware ones under it, and software ones whose
-// parent netdev is one of its netdevs.
-std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
-// Every RDMA device listed in /sys/class/infiniband, each read once, grouped by the function it
-// belongs to (as rdmaDevicesOf() decides) and sorted by name. A whole-node scan uses this instead
-// of rdmaDevicesOf() per function, which reads every device's `parent` once per function.
-// Devices that belong to no PCI function are left out.
 std::map<PciAddress, std::vector<RdmaDevice>> rdmaDevicesByFunction(
     const Sysfs& sysfs, const RdmaReadOptions& opts = {});
+std::map<PciAddress, std::vector<RdmaDevice>> softwareRdmaDevicesByFunction(
+    const Sysfs& sysfs, const RdmaReadOptions& opts = {});
+// RDMA devices belonging to one PCI function: hardware ones under it, and software ones whose
+// parent netdev is one of its netdevs. Linear in the node's RDMA devices (one readlink each to
+// find the software ones): for one function, never in a loop over functions.
+std::vector<RdmaDevice> rdmaDevicesOf(const Sysfs& sysfs, const PciAddress& addr);
 
 }  // namespace rdmanet

@@ -16,6 +16,7 @@
 #include "deviceplugin/daemon/dra_wiring.h"
 #include "deviceplugin/daemon/flags.h"
 #include "deviceplugin/daemon/http_server.h"
+#include "deviceplugin/daemon/malloc_arenas.h"
 #include "deviceplugin/daemon/probes.h"
 #include "deviceplugin/daemon/subcommands.h"
 #include "deviceplugin/dra/slice_metrics.h"
@@ -59,6 +60,7 @@ doctor::DoctorOptions doctorOptions(const PluginConfig& config) {
 }  // namespace
 
 int runDevicePlugin(int argc, const char* const* argv) {
+  limitMallocArenas();  // before any thread
   if (argc >= 2 && std::string_view(argv[1]) == "doctor") {
     return runDoctorCommand(std::vector<std::string>(argv + 2, argv + argc));
   }

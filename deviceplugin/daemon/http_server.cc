@@ -77,6 +77,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& addr, H
       {"listen_backlog", std::to_string(limits.queue)},
       {"request_timeout_ms", std::to_string(limits.timeout.count())},
       {"enable_keep_alive", "no"},
+      // Each worker holds a request buffer of this size from the start: civetweb's 16 KiB
+      // default, times 128 workers, is 2 MiB for requests that are a GET line and a few headers
+      // (Prometheus's and kubelet's are under 1 KiB); civetweb answers a larger one 400.
+      {"max_request_size", std::to_string(limits.max_request_bytes)},
   };
   std::vector<const char*> options;
   for (const auto& [key, value] : settings) {

@@ -37,6 +37,7 @@ struct HttpLimits {
   int workers;                        // connections served at once
   int queue;                          // accepted connections waiting for a worker
   std::chrono::milliseconds timeout;  // to read a whole request; to write each part of a reply
+  int max_request_bytes = 4096;       // request line and headers; civetweb answers more 400
 };
 inline constexpr HttpLimits kHttpLimits{
     .workers = 128, .queue = 128, .timeout = std::chrono::milliseconds(5000)};

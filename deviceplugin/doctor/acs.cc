@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iterator>
 #include <vector>
 
 namespace rdmanet::doctor {
@@ -61,14 +59,12 @@ Result<std::optional<AcsInfo>> parseAcs(std::span<const uint8_t> config) {
 }
 
 Result<std::optional<AcsInfo>> readAcs(const Sysfs& sysfs, const PciAddress& bridge) {
-  const auto path = sysfs.path("/sys/bus/pci/devices/" + bridge.str() + "/config");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto raw = sysfs.readBytes("/sys/bus/pci/devices/" + bridge.str() + "/config", kPcieConfigSize);
+  if (!raw.ok()) {
     return makeError(ErrorCode::kDeviceNotFound,
                      fmt::format("cannot read config space of {}", bridge.str()));
   }
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
+  const std::vector<uint8_t> bytes(raw->begin(), raw->end());
   auto acs = parseAcs(bytes);
   if (!acs.ok()) return acs.error().context(bridge.str());
   return acs;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 
 #include "common/base/mac_address.h"
 #include "common/inventory/netdev.h"
@@ -139,22 +140,53 @@ class Builder {
                                 .mtu = m.mtu,
                                 .speed_mbps = m.speed_mbps,
                                 .type = m.link_layer == "InfiniBand" ? 32 : 1});
-    if (rdma) {
+    if (rdma && m.rdma_kind == "rxe") {
+      addRxe(m, name, mac, nd);
+      // Its upper (macvlan on a PF, ipvlan on a VF) carries one too: a netdev of no PCI
+      // function, so its RDMA device belongs to none either.
+      const std::string upper = name + (is_vf ? "i" : "m");
+      if (!isValidIfName(upper)) {
+        return makeError(ErrorCode::kInvalidConfig,
+                         fmt::format("upper netdev name \"{}\" is over 15 bytes", upper));
+      }
+      t_.addVirtualNetdev(NetdevSpec{.name = upper, .ifindex = next_ifindex_++, .mac = mac});
+      BuiltNetdev unused;
+      addRxe(m, upper, mac, unused);
+    } else if (rdma) {
       const int n = next_rdma_++;
-      nd.rdma = fmt::format("mlx5_{}", n);
+      const std::string dev = fmt::format("mlx5_{}", n);
       RdmaPortSpec port{.link_layer = m.link_layer};
       port.gids = {
           GidSpec{.index = 0, .gid = linkLocalGid(mac), .type = "IB/RoCE v1", .ndev = name},
           GidSpec{.index = 1, .gid = linkLocalGid(mac), .type = "RoCE v2", .ndev = name}};
-      t_.addRdmaDevice(fn, RdmaSpec{.name = nd.rdma,
-                                    .node_guid = guidFromMac(mac),
-                                    .ports = {port},
-                                    .uverbs = n,
-                                    .umad = n});
-      out_.rdma_devices.push_back(nd.rdma);
+      t_.addRdmaDevice(
+          fn,
+          RdmaSpec{
+              .name = dev, .node_guid = guidFromMac(mac), .ports = {port}, .uverbs = n, .umad = n});
+      const std::string at = is_vf ? m.vf_rdma_at : "class";
+      if (at != "class") t_.remove("/sys/class/infiniband/" + dev);
+      if (at == "other-netns") {
+        // In a pod's netns the host sees neither entry; the char devices stay.
+        t_.remove(t_.dirOf(fn) + "/infiniband/" + dev);
+      } else {
+        nd.rdma = dev;
+        out_.rdma_devices.push_back(dev);
+      }
     }
     out_.netdevs.push_back(std::move(nd));
     return okStatus();
+  }
+
+  // A Soft-RoCE device on netdev `name`, with its uverbs node; `nd` records it.
+  void addRxe(const NicModel& m, const std::string& name, const std::string& mac, BuiltNetdev& nd) {
+    const int n = next_rdma_++;
+    nd.rdma = fmt::format("rxe{}", n);
+    RdmaPortSpec port{.link_layer = m.link_layer};
+    port.gids = {GidSpec{.index = 1, .gid = linkLocalGid(mac), .type = "RoCE v2", .ndev = name}};
+    t_.addSoftRdma(
+        RdmaSpec{.name = nd.rdma, .node_guid = guidFromMac(mac), .ports = {port}, .uverbs = n},
+        name);
+    out_.rdma_devices.push_back(nd.rdma);
   }
 
   static bool makesNetdev(const std::string& driver) {
@@ -245,7 +277,10 @@ void setNetdevIdentity(SimTree& tree, const BuiltNetdev& nd, int ifindex, const 
   tree.writeAttr(dir + "/ifindex", std::to_string(ifindex));
   tree.writeAttr(dir + "/address", mac);
   if (nd.rdma.empty()) return;
-  const std::string ib = "/sys/class/infiniband/" + nd.rdma;
+  // Where the device sits: under its function, or (Soft-RoCE) under devices/virtual; the class
+  // link may be missing.
+  std::string ib = fmt::format("/sys/bus/pci/devices/{}/infiniband/{}", nd.pci.str(), nd.rdma);
+  if (!std::filesystem::exists(tree.host(ib))) ib = "/sys/devices/virtual/infiniband/" + nd.rdma;
   tree.writeAttr(ib + "/node_guid", guidFromMac(mac));
   tree.writeAttr(ib + "/ports/1/gids/0", linkLocalGid(mac));
   tree.writeAttr(ib + "/ports/1/gids/1", linkLocalGid(mac));

@@ -17,9 +17,11 @@ namespace rdmanet::sim {
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag = "rdmanet-test") {
-    const char* base = std::getenv("TMPDIR");
-    std::string tmpl = std::string(base && *base ? base : "/tmp") + "/" + tag + ".XXXXXX";
+  // Under `base` when given, else $TMPDIR or /tmp.
+  explicit TempDir(const std::string& tag = "rdmanet-test", const std::string& base = "") {
+    const char* env = std::getenv("TMPDIR");
+    const std::string dir = !base.empty() ? base : (env && *env ? env : "/tmp");
+    std::string tmpl = dir + "/" + tag + ".XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed: " + tmpl);
     path_ = tmpl;
   }

@@ -58,7 +58,8 @@ void checkKeys(const json& obj, std::initializer_list<const char*> known,
 NicModel parseNic(const json& j, const std::string& where) {
   checkKeys(j,
             {"name", "vendor", "pf_device", "vf_device", "class", "driver", "vf_driver", "ports",
-             "vfs_per_port", "total_vfs", "rdma", "vf_rdma", "link_layer", "speed", "mtu"},
+             "vfs_per_port", "total_vfs", "rdma", "vf_rdma", "rdma_kind", "vf_rdma_at",
+             "link_layer", "speed", "mtu"},
             where);
   NicModel n;
   opt(j, "name", n.name, where);
@@ -74,6 +75,14 @@ NicModel parseNic(const json& j, const std::string& where) {
   opt(j, "total_vfs", n.total_vfs, where);
   opt(j, "rdma", n.rdma, where);
   opt(j, "vf_rdma", n.vf_rdma, where);
+  opt(j, "rdma_kind", n.rdma_kind, where);
+  opt(j, "vf_rdma_at", n.vf_rdma_at, where);
+  if (n.rdma_kind != "mlx5" && n.rdma_kind != "rxe") {
+    throw BadField{where + ".rdma_kind: want \"mlx5\" or \"rxe\""};
+  }
+  if (n.vf_rdma_at != "class" && n.vf_rdma_at != "no-class" && n.vf_rdma_at != "other-netns") {
+    throw BadField{where + ".vf_rdma_at: want \"class\", \"no-class\" or \"other-netns\""};
+  }
   opt(j, "link_layer", n.link_layer, where);
   opt(j, "speed", n.speed_mbps, where);
   opt(j, "mtu", n.mtu, where);

@@ -14,7 +14,15 @@
 //                         "downstream": [ { "nic": {...} }, { "gpu": {...} } ] } } ] } ] }
 //   nic: name ("ens1": PF i is <ifprefix>ens1f<i>, its VF j <ifprefix>ens1f<i>v<j>), vendor,
 //        pf_device, vf_device, class ("0x020000"), driver, vf_driver, ports (PFs), vfs_per_port,
-//        total_vfs, rdma, vf_rdma, link_layer ("Ethernet"), speed (Mb/s), mtu
+//        total_vfs, rdma, vf_rdma, rdma_kind, vf_rdma_at, link_layer ("Ethernet"), speed (Mb/s),
+//        mtu
+//     rdma_kind "mlx5" (default): a hardware RDMA device under each function, as mlx5_ib makes;
+//               "rxe": Soft-RoCE instead, on each netdev and on a macvlan (PF) or ipvlan (VF)
+//               upper of it, as `rdma link add` makes them.
+//     vf_rdma_at where a VF's hardware RDMA device shows: "class" (default: under the function
+//               and in /sys/class/infiniband), "no-class" (under the function only),
+//               "other-netns" (moved to a pod in exclusive RDMA netns mode: neither; its char
+//               devices stay).
 //   gpu: vendor, device, class ("0x030200"), driver
 // Bus numbers are assigned depth first from the host bridge's bus + 1, as firmware does.
 
@@ -41,6 +49,8 @@ struct NicModel {
   int total_vfs = 8;
   bool rdma = true;
   bool vf_rdma = true;
+  std::string rdma_kind = "mlx5";    // "mlx5" | "rxe"
+  std::string vf_rdma_at = "class";  // "class" | "no-class" | "other-netns"
   std::string link_layer = "Ethernet";
   int speed_mbps = 100000;
   int mtu = 1500;
