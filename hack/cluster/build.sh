@@ -90,5 +90,5 @@ if (($#)); then
   done
 else
   build kubernetes "$(k8s_version)"
-  for c in etcd containerd cni-plugins multus; do build "$c"; done
+  for c in etcd containerd cni-plugins multus cri-tools; do build "$c"; done
 fi

@@ -42,3 +42,90 @@ k8s_version() {
     die "no Kubernetes ${K8S_VERSION:-} in $cluster_dir/versions"
   echo "${line%% *}"
 }
+
+# The cluster's layout. One state dir (0700) holds what must stay private (keys) and what only
+# this cluster uses, so that `down` removes one tree and never touches Docker's or a host
+# kubelet's files.
+pki=$state_dir/pki
+logs=$state_dir/logs
+pids=$run_dir/pids
+kubeconfig=$state_dir/admin.kubeconfig
+kubelet_dir=$state_dir/kubelet
+cni_bin=$state_dir/cni/bin
+cni_conf=$state_dir/cni/net.d
+cdi_dir=$run_dir/cdi
+containerd_sock=$run_dir/containerd.sock
+node_name=${RDMANET_CLUSTER_NODE:-rdmanet-node}
+# The node's address: on a bridge of the cluster's own (pods' eth0 network), since the API
+# server must advertise an address that is not loopback and the host's own may not be used.
+bridge=rdmc0
+pod_cidr=10.244.0.0/24
+node_ip=10.244.0.1
+service_cidr=10.96.0.0/24
+apiserver_port=16443
+etcd_client_port=23790
+etcd_peer_port=23800
+# Images are imported, never pulled (images.sh); kubelet and the CRI normalize a bare name to
+# docker.io/library/NAME, so imports carry full names.
+pause_image=rdmanet.local/pause:1
+workload_image=rdmanet.local/workload:1
+# The kubelet dir's sockets are reached under fixed paths by Multus (pod-resources).
+host_kubelet_dir=/var/lib/kubelet
+
+# start_daemon NAME BINARY ARGS...: starts BINARY in a session of its own, output to
+# logs/NAME.log, and records its pid. A second start of a running daemon is a no-op.
+start_daemon() {
+  local name=$1
+  shift
+  if daemon_pid "$name" >/dev/null; then return 0; fi
+  mkdir -p "$logs" "$pids"
+  setsid "$@" </dev/null >>"$logs/$name.log" 2>&1 &
+  echo "$! $1" >"$pids/$name.pid"
+}
+
+# daemon_pid NAME: prints the pid of NAME when it still runs the binary it was started with
+# (a recycled pid that now runs something else is not ours to signal).
+daemon_pid() {
+  local pid bin
+  read -r pid bin 2>/dev/null <"$pids/$1.pid" || return 1
+  [[ -n $pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$(readlink -f "$bin")" ]] || return 1
+  echo "$pid"
+}
+
+# stop_daemon NAME [SECONDS]: SIGTERM, then SIGKILL after SECONDS (default 10).
+stop_daemon() {
+  local pid i
+  if pid=$(daemon_pid "$1"); then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < ${2:-10} * 10; i++)); do
+      [[ -d /proc/$pid ]] || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+    while [[ -d /proc/$pid ]] && [[ $(readlink "/proc/$pid/exe" 2>/dev/null) ]]; do sleep 0.1; done
+  fi
+  rm -f "$pids/$1.pid"
+}
+
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.2 s until it succeeds; fails naming
+# WHAT (and the log to read) after SECONDS.
+wait_for() {
+  local secs=$1 what=$2 deadline
+  shift 2
+  deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || die "$what did not come up within ${secs}s (logs: $logs)"
+    sleep 0.2
+  done
+}
+
+# bin_dir COMPONENT [VERSION]: the cached build's bin dir (hack/cluster/build.sh makes it).
+bin_dir() {
+  local ver
+  read -r ver _ < <(versions_line "$1" "${2:-}") || die "$1 ${2:-} is not in versions"
+  echo "$cache_dir/$1-$ver/bin"
+}
+k8s_bin() { bin_dir kubernetes "$(k8s_version)"; }
+
+# kubectl with the admin kubeconfig.
+kc() { "$(k8s_bin)/kubectl" --kubeconfig "$kubeconfig" "$@"; }

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Stops the cluster and removes everything it made: processes, pod sandboxes (through the CRI,
+# so every CNI plugin gets its DEL: eth0's veth and lease, Multus's and rdmanet's attachments),
+# mounts, network namespaces, cgroups, the bridge, the simulated node, and the state and run
+# dirs. Safe to run twice, and after a crash at any point of `up`.
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# 1. Kubelet first, so that it does not restart what the next steps stop.
+stop_daemon kubelet 30
+# 2. Pod sandboxes through the CRI while containerd runs: StopPodSandbox runs CNI DEL.
+crictl=$(bin_dir cri-tools)/crictl
+if daemon_pid containerd >/dev/null && [[ -x $crictl ]]; then
+  cri=("$crictl" --runtime-endpoint "unix://$containerd_sock" --timeout 60s)
+  mapfile -t sandboxes < <("${cri[@]}" pods -q 2>/dev/null)
+  for s in "${sandboxes[@]}"; do
+    "${cri[@]}" stopp "$s" >/dev/null 2>&1 || say "stopping pod sandbox $s failed"
+    "${cri[@]}" rmp -f "$s" >/dev/null 2>&1 || true
+  done
+fi
+for d in multus kube-scheduler kube-controller-manager containerd kube-apiserver etcd; do
+  stop_daemon "$d"
+done
+
+# 3. What may outlive containerd: its shims and their containers (all in the cluster's cgroups).
+shim=$(readlink -f "$(bin_dir containerd)/containerd-shim-runc-v2" 2>/dev/null || true)
+for p in /proc/[0-9]*; do
+  [[ -n $shim && $(readlink "$p/exe" 2>/dev/null) == "$shim" ]] && kill -KILL "${p#/proc/}" 2>/dev/null
+done
+cgroup_roots=()
+for c in /sys/fs/cgroup/*/rdmanet-cluster /sys/fs/cgroup/unified/rdmanet-cluster; do
+  [[ -d $c ]] && cgroup_roots+=("$c")
+done
+if ((${#cgroup_roots[@]})); then
+  # Every task of every cgroup of the cluster's tree.
+  find "${cgroup_roots[@]}" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u |
+    while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
+fi
+
+# 4. Mounts under the cluster's dirs (pod volumes, netns, overlay rootfs), deepest first, then
+#    the pod-resources bind mount for Multus.
+for dir in "$state_dir" "$run_dir"; do
+  findmnt -rn -o TARGET | grep -E "^$dir(/|$)" | sort -r | while read -r m; do
+    umount -l "$m" 2>/dev/null || true
+  done
+done
+if mountpoint -q "$host_kubelet_dir/pod-resources" &&
+  [[ $(findmnt -n -o SOURCE "$host_kubelet_dir/pod-resources") == *"$kubelet_dir/pod-resources"* ||
+    $(findmnt -n -o FSROOT "$host_kubelet_dir/pod-resources") == *"${kubelet_dir#/}/pod-resources" ]]; then
+  umount "$host_kubelet_dir/pod-resources"
+fi
+
+# 5. cgroups, leaves first (a cgroup with tasks cannot go: step 3 killed them).
+for c in "${cgroup_roots[@]}"; do
+  for ((i = 0; i < 50; i++)); do
+    find "$c" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    [[ -d $c ]] || break
+    sleep 0.1
+  done
+  [[ -d $c ]] && say "cgroup $c could not be removed"
+done
+
+# 6. The bridge (pods' host-side veths went with their netns), the simulated node, the dirs.
+ip link del "$bridge" 2>/dev/null || true
+if [[ -d $run_dir/simnode ]]; then
+  "$repo/hack/simnode" down --root "$run_dir/simnode" >/dev/null 2>&1 || say "simnode down failed"
+fi
+# Host dirs kubelet.sh made (listed in host-dirs), deepest first; rmdir leaves a dir that
+# something else has since put files in.
+if [[ -f $state_dir/host-dirs ]]; then
+  sort -r "$state_dir/host-dirs" | while read -r d; do rmdir "$d" 2>/dev/null || true; done
+fi
+rm -rf "$state_dir" "$run_dir"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Makes the cluster's own images and imports them into its containerd (no registry can be
+# reached, and pods use imagePullPolicy: Never):
+#   - the pause image: pause.c, built static, alone in the image;
+#   - the test workload image: iproute2, the rdma-core tools (ibv_devices, rdma, perftest,
+#     rping) and busybox for a shell, unpacked from Debian's packages by mmdebstrap.
+# Both are cached in <cache>/images/, keyed by what they are made from.
+#
+#   hack/cluster/images.sh [OCI_ARCHIVE NAME]...   also imports these archives under NAME
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=hack/cluster/oci.sh
+. "$cluster_dir/oci.sh"
+
+ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
+mkdir -p "$cache_dir/images"
+
+key=$(sha256sum "$cluster_dir/pause.c" "$cluster_dir/oci.sh" | sha256sum | cut -c1-16)
+pause_tar=$cache_dir/images/pause-$key.oci.tar
+if [[ ! -f $pause_tar ]]; then
+  root=$(mktemp -d)
+  gcc -static -Os -s -o "$root/pause" "$cluster_dir/pause.c"
+  oci_archive "$root" "$pause_tar" "$pause_image" /pause
+  rm -rf "$root"
+fi
+
+workload_pkgs=iproute2,ibverbs-utils,rdmacm-utils,perftest,busybox-static,ibverbs-providers
+key=$(echo "$workload_pkgs" | cat - "$cluster_dir/oci.sh" | sha256sum | cut -c1-16)
+workload_tar=$cache_dir/images/workload-$key.oci.tar
+if [[ ! -f $workload_tar ]]; then
+  say "building the workload image from Debian's packages"
+  root=$(mktemp -d)
+  mmdebstrap --quiet --variant=extract --include="$workload_pkgs" --mode=root bookworm "$root" \
+    "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
+  # busybox's applets (sh, sleep, ip is iproute2's) as links, since no maintainer script ran.
+  chroot "$root" /bin/busybox --install -s /usr/local/bin
+  rm -rf "$root"/usr/share/{doc,man,locale,info} "$root"/var/cache/apt "$root"/var/lib/apt/lists
+  oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/bin/sh
+  rm -rf "$root"
+fi
+
+ctr images import "$pause_tar" >/dev/null
+ctr images import "$workload_tar" >/dev/null
+while (($# >= 2)); do
+  ctr images import "$1" >/dev/null
+  # An archive from elsewhere (hack/image.sh) may name its image differently: tag it as asked.
+  shift 2
+done
