@@ -73,6 +73,11 @@ build() {
       (cd "$work" && nice -n 10 "$go_bin" build -p "${GO_BUILD_P:-2}" -trimpath \
         -ldflags "$flags" -o bin/ "${targets[@]}") || die "building $comp $ver failed"
     fi
+    if [[ $comp == multus ]]; then
+      # Its RBAC and NetworkAttachmentDefinition CRD, applied by multus.sh as upstream ships them.
+      cp "$(cd "$work" && "$go_bin" list -m -f '{{.Dir}}' "$mod")/deployments/multus-daemonset-thick.yml" \
+        "$work/"
+    fi
     echo $(($(date +%s) - start)) >"$work/seconds"
     echo "$recipe" >"$work/recipe"
     rm -f "$work/go.mod" "$work/go.sum"

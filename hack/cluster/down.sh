@@ -38,18 +38,13 @@ if ((${#cgroup_roots[@]})); then
     while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
 fi
 
-# 4. Mounts under the cluster's dirs (pod volumes, netns, overlay rootfs), deepest first, then
-#    the pod-resources bind mount for Multus.
+# 4. Mounts under the cluster's dirs (pod volumes, netns, overlay rootfs, the dirs' own shared
+#    bind mounts), deepest first.
 for dir in "$state_dir" "$run_dir"; do
   findmnt -rn -o TARGET | grep -E "^$dir(/|$)" | sort -r | while read -r m; do
     umount -l "$m" 2>/dev/null || true
   done
 done
-if mountpoint -q "$host_kubelet_dir/pod-resources" &&
-  [[ $(findmnt -n -o SOURCE "$host_kubelet_dir/pod-resources") == *"$kubelet_dir/pod-resources"* ||
-    $(findmnt -n -o FSROOT "$host_kubelet_dir/pod-resources") == *"${kubelet_dir#/}/pod-resources" ]]; then
-  umount "$host_kubelet_dir/pod-resources"
-fi
 
 # 5. cgroups, leaves first (a cgroup with tasks cannot go: step 3 killed them).
 for c in "${cgroup_roots[@]}"; do
@@ -66,9 +61,9 @@ ip link del "$bridge" 2>/dev/null || true
 if [[ -d $run_dir/simnode ]]; then
   "$repo/hack/simnode" down --root "$run_dir/simnode" >/dev/null 2>&1 || say "simnode down failed"
 fi
-# Host dirs kubelet.sh made (listed in host-dirs), deepest first; rmdir leaves a dir that
+# Host dirs that did not exist before up (up.sh lists them in host-dirs), deepest first; rmdir leaves a dir that
 # something else has since put files in.
 if [[ -f $state_dir/host-dirs ]]; then
   sort -r "$state_dir/host-dirs" | while read -r d; do rmdir "$d" 2>/dev/null || true; done
 fi
-rm -rf "$state_dir" "$run_dir"
+rm -rf --one-file-system "$state_dir" "$run_dir"

@@ -5,8 +5,6 @@
 #   - the test workload image: iproute2, the rdma-core tools (ibv_devices, rdma, perftest,
 #     rping) and busybox for a shell, unpacked from Debian's packages by mmdebstrap.
 # Both are cached in <cache>/images/, keyed by what they are made from.
-#
-#   hack/cluster/images.sh [OCI_ARCHIVE NAME]...   also imports these archives under NAME
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -40,10 +38,6 @@ if [[ ! -f $workload_tar ]]; then
   rm -rf "$root"
 fi
 
-ctr images import "$pause_tar" >/dev/null
-ctr images import "$workload_tar" >/dev/null
-while (($# >= 2)); do
-  ctr images import "$1" >/dev/null
-  # An archive from elsewhere (hack/image.sh) may name its image differently: tag it as asked.
-  shift 2
-done
+# --index-name: the image gets exactly this name, whatever the archive's annotations say.
+ctr images import --index-name "$pause_image" "$pause_tar" >/dev/null
+ctr images import --index-name "$workload_image" "$workload_tar" >/dev/null

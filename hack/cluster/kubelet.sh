@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Starts kubelet against the cluster's containerd and waits until the node is Ready.
 #
-# - Its root dir is <state>/kubelet. Multus reads kubelet's pod-resources socket at the fixed
-#   path /var/lib/kubelet/pod-resources, so that one directory is bind-mounted there (down.sh
-#   unmounts it).
+# - Its root dir is <state>/kubelet (Multus, which reads the pod-resources socket at the fixed
+#   path /var/lib/kubelet/pod-resources, runs in a pod that mounts it there).
 # - Its pods' cgroups live under a cgroup root of their own (/rdmanet-cluster, in every v1
 #   hierarchy), so that down.sh removes one subtree and nothing of Docker's.
 # - cgroup v1 (`stat -fc %T /sys/fs/cgroup` = tmpfs): kubelet >= 1.35 refuses to start there
@@ -17,14 +16,7 @@ set -euo pipefail
 . "$cluster_dir/gates.sh"
 
 k8s=$(k8s_bin)
-mkdir -p "$kubelet_dir/pod-resources"
-# The host dirs made here are listed for down.sh, which removes them and no others.
-for d in "$host_kubelet_dir" "$host_kubelet_dir/pod-resources"; do
-  [[ -d $d ]] || { mkdir "$d" && echo "$d" >>"$state_dir/host-dirs"; }
-done
-if ! mountpoint -q "$host_kubelet_dir/pod-resources"; then
-  mount --bind "$kubelet_dir/pod-resources" "$host_kubelet_dir/pod-resources"
-fi
+mkdir -p "$kubelet_dir"
 
 cgroup_v1=false
 [[ $(stat -fc %T /sys/fs/cgroup) == tmpfs ]] && cgroup_v1=true

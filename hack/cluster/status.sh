@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Says what runs, one key=value a line:
 #   state=up|down|partial, KUBECONFIG=, k8s=, api=, workload-image=, sysfs-root=, and one
-#   <daemon>=running|stopped line per process, node=<Ready status>.
+#   <daemon>=running|stopped line per process, node=<Ready status>, multus= and rdmanet= (the
+#   DaemonSets' ready pods).
 # Exits 0 when every process runs, 1 otherwise.
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-daemons=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet multus)
+daemons=(etcd kube-apiserver kube-controller-manager kube-scheduler containerd kubelet)
 running=0
 lines=()
 for d in "${daemons[@]}"; do
@@ -30,5 +31,9 @@ printf '%s\n' "${lines[@]}"
 if daemon_pid kube-apiserver >/dev/null; then
   echo "node=$(kc get node "$node_name" \
     -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || echo unknown)"
+  echo "multus=$(kc -n kube-system get ds kube-multus-ds -o 'jsonpath={.status.numberReady}' \
+    2>/dev/null || echo none)"
+  echo "rdmanet=$(kc -n rdmanet get ds -o 'jsonpath={.items[0].status.numberReady}' \
+    2>/dev/null || echo none)"
 fi
 ((running == ${#daemons[@]}))

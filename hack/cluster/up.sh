@@ -17,6 +17,15 @@ umask 077
 mkdir -p "$state_dir" "$run_dir"
 chmod 700 "$state_dir" "$run_dir"
 umask 022
+for d in "${host_dirs[@]}"; do
+  [[ -e $d ]] || echo "$d" >>"$state_dir/host-dirs"
+done
+# Pods mount parts of these dirs with HostToContainer propagation (Multus must see the pod
+# netns containerd mounts later), which needs a shared mount: the host's / is private.
+for d in "$state_dir" "$run_dir"; do
+  mountpoint -q "$d" || mount --bind "$d" "$d"
+  mount --make-rshared "$d"
+done
 cat >"$state_dir/cluster.env" <<ENV
 KUBECONFIG=$kubeconfig
 k8s=$(k8s_version)
@@ -31,5 +40,9 @@ ENV
 "$cluster_dir/containerd.sh"
 "$cluster_dir/images.sh"
 "$cluster_dir/kubelet.sh"
+"$cluster_dir/multus.sh"
+if [[ ${RDMANET_CLUSTER_NO_RDMANET:-} != 1 ]]; then
+  "$cluster_dir/rdmanet.sh" "$api"
+fi
 say "cluster up in $((SECONDS - start)) s ($(k8s_version), api=$api)"
 echo "KUBECONFIG=$kubeconfig"

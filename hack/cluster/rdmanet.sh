@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs rdmanet into the cluster with its own chart, as a user would: hack/image.sh's image
+# imported into the cluster's containerd (under the chart's default name), then `helm install`
+# of manifests/helm/rdmanet with the per-mode values of manifests/values/ and only what this
+# node differs in: its kubelet, CNI and CDI dirs, imagePullPolicy Never, and host-local IPAM
+# (whereabouts, which the example values use, is not installed here).
+#
+#   hack/cluster/rdmanet.sh deviceplugin|dra
+#
+# RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+api=${1:?usage: rdmanet.sh deviceplugin|dra}
+
+"$repo/hack/install-helm.sh"
+helm=$("$repo/hack/install-helm.sh" --print)/bin/helm
+chart=$repo/manifests/helm/rdmanet
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
+
+archive=${RDMANET_IMAGE_ARCHIVE:-$state_dir/rdmanet-$version.oci.tar}
+if [[ ! -f $archive ]]; then
+  "$repo/hack/image.sh" --out "$archive" >/dev/null
+fi
+ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
+# hack/image.sh names the image rdmanet:<version> (ref.name); kubelet asks the CRI for the
+# normalized docker.io/library/rdmanet:<version>, the chart's default image.
+ctr images import --index-name "docker.io/library/rdmanet:$version" "$archive" >/dev/null
+
+case $api in
+  deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
+  dra) values=$repo/manifests/values/sriov-dra.yaml ;;
+esac
+cat >"$state_dir/rdmanet-values.yaml" <<YAML
+api: $api
+image: {pullPolicy: Never}
+cni: {binDir: "$cni_bin"}
+devicePlugin:
+  kubeletDir: "$kubelet_dir"
+  cdi: {dir: "$cdi_dir"}
+networks:
+  - name: rdma-vf
+    mode: sriov
+    pool: vf
+    mtu: 9000
+    vlan: 100
+    spoofchk: "on"
+    trust: "off"
+    lossless: {priority: 3, check: warn}
+    ipam: {type: host-local, subnet: 192.168.100.0/24}
+YAML
+"$helm" --kubeconfig "$kubeconfig" upgrade --install rdmanet "$chart" \
+  --namespace rdmanet --create-namespace \
+  -f "$values" -f "$state_dir/rdmanet-values.yaml" --wait --timeout 3m >/dev/null
