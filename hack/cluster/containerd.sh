@@ -15,19 +15,26 @@ bin=$(bin_dir containerd)
 command -v runc >/dev/null || die "runc is missing (hack/install-deps.sh)"
 mkdir -p "$state_dir/containerd" "$run_dir/containerd" "$cdi_dir" "$cni_bin" "$cni_conf"
 cat >"$state_dir/containerd.toml" <<TOML
-version = 3
+# Version 4: containerd 2.4's own (hack/cluster/versions pins it); 3 would be migrated.
+version = 4
 root = "$state_dir/containerd"
 state = "$run_dir/containerd"
-[grpc]
-  address = "$containerd_sock"
-[ttrpc]
-  address = "$containerd_sock.ttrpc"
-[debug]
-  address = ""
-[metrics]
-  address = ""
+# Not the host's /etc/containerd/conf.d: this containerd takes nothing from Docker's config.
+imports = []
 
 [plugins]
+  # Config version 4 sets the servers' addresses here. The defaults are Docker's containerd's
+  # (/run/containerd/containerd.sock): every address must be the cluster's own or off.
+  [plugins.'io.containerd.server.v1.grpc']
+    address = "$containerd_sock"
+  [plugins.'io.containerd.server.v1.ttrpc']
+    address = "$containerd_sock.ttrpc"
+  [plugins.'io.containerd.server.v1.grpc-tcp']
+    address = ""
+  [plugins.'io.containerd.server.v1.debug']
+    address = ""
+  [plugins.'io.containerd.server.v1.metrics']
+    address = ""
   # Plugins whose defaults are global paths: NRI's socket, /opt/containerd, the image
   # verifiers' bin dir.
   [plugins.'io.containerd.nri.v1.nri']
@@ -44,7 +51,7 @@ state = "$run_dir/containerd"
       sandbox = "$pause_image"
 
   [plugins.'io.containerd.cri.v1.runtime']
-    enable_cdi = true
+    # CDI is always on in containerd 2.x; specs only from the cluster's dir.
     cdi_spec_dirs = ["$cdi_dir"]
     # Pods' netns under our state dir, not /var/run/netns.
     netns_mounts_under_state_dir = true

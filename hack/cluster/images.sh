@@ -32,12 +32,14 @@ if [[ ! -f $workload_tar ]]; then
   mmdebstrap --quiet --variant=extract --include="$workload_pkgs" --mode=root bookworm "$root" \
     "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
   # busybox's applets (sh, sleep, ip is iproute2's) as links, since no maintainer script ran.
+  mkdir -p "$root/usr/local/bin"
   chroot "$root" /bin/busybox --install -s /usr/local/bin
   rm -rf "$root"/usr/share/{doc,man,locale,info} "$root"/var/cache/apt "$root"/var/lib/apt/lists
   oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/bin/sh
   rm -rf "$root"
 fi
 
-# --index-name: the image gets exactly this name, whatever the archive's annotations say.
-ctr images import --index-name "$pause_image" "$pause_tar" >/dev/null
-ctr images import --index-name "$workload_image" "$workload_tar" >/dev/null
+# --local --index-name: the image gets exactly this name, whatever the archive's annotations say
+# (through the transfer service, the default, the name is ignored).
+ctr images import --local --index-name "$pause_image" "$pause_tar" >/dev/null
+ctr images import --local --index-name "$workload_image" "$workload_tar" >/dev/null

@@ -69,8 +69,9 @@ etcd_peer_port=23800
 # docker.io/library/NAME, so imports carry full names.
 pause_image=rdmanet.local/pause:1
 workload_image=rdmanet.local/workload:1
-# Fixed host paths that Multus and rdmanet use: up.sh notes which of them it made, for down.sh.
-host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni)
+# Fixed host paths that Multus, rdmanet and containerd's shims (their sockets) use: up.sh notes
+# which of them it made, for down.sh.
+host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni /run/containerd/s /run/containerd)
 
 # start_daemon NAME BINARY ARGS...: starts BINARY in a session of its own, output to
 # logs/NAME.log, and records its pid. A second start of a running daemon is a no-op.

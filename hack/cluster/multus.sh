@@ -34,7 +34,7 @@ if [[ ! -f $tar ]]; then
   oci_archive "$root" "$tar" "$image" /usr/src/multus-cni/bin/multus-daemon
   rm -rf "$root"
 fi
-"$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io images import --index-name "$image" "$tar" >/dev/null
+"$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io images import --local --index-name "$image" "$tar" >/dev/null
 
 # Upstream's CRD, ClusterRole, ClusterRoleBinding and ServiceAccount: every document of its
 # thick manifest but the ConfigMap and DaemonSet, which follow.

@@ -25,7 +25,7 @@ fi
 ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
 # hack/image.sh names the image rdmanet:<version> (ref.name); kubelet asks the CRI for the
 # normalized docker.io/library/rdmanet:<version>, the chart's default image.
-ctr images import --index-name "docker.io/library/rdmanet:$version" "$archive" >/dev/null
+ctr images import --local --index-name "docker.io/library/rdmanet:$version" "$archive" >/dev/null
 
 case $api in
   deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
