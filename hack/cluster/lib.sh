@@ -109,12 +109,17 @@ stop_daemon() {
 }
 
 # wait_for SECONDS WHAT COMMAND...: polls COMMAND every 0.2 s until it succeeds; fails naming
-# WHAT (and the log to read) after SECONDS.
+# WHAT after SECONDS. When WHAT is a daemon start_daemon started, fails as soon as it exits, with
+# the end of its log.
 wait_for() {
   local secs=$1 what=$2 deadline
   shift 2
   deadline=$((SECONDS + secs))
   until "$@" >/dev/null 2>&1; do
+    if [[ -f $pids/$what.pid ]] && ! daemon_pid "$what" >/dev/null; then
+      tail -n 20 "$logs/$what.log" >&2 2>/dev/null || true
+      die "$what exited (log: $logs/$what.log)"
+    fi
     ((SECONDS < deadline)) || die "$what did not come up within ${secs}s (logs: $logs)"
     sleep 0.2
   done
