@@ -51,6 +51,10 @@ imports = []
       sandbox = "$pause_image"
 
   [plugins.'io.containerd.cri.v1.runtime']
+    # This machine withholds CAP_SYS_RESOURCE, so a container may not lower its oom_score_adj
+    # below containerd's own (kubelet asks -998 for sandboxes): runc then fails with "can't get
+    # final child's PID from pipe". Restricted, the score is raised to containerd's.
+    restrict_oom_score_adj = true
     # CDI is always on in containerd 2.x; specs only from the cluster's dir.
     cdi_spec_dirs = ["$cdi_dir"]
     # Pods' netns under our state dir, not /var/run/netns.

@@ -24,18 +24,20 @@ if [[ ! -f $pause_tar ]]; then
 fi
 
 workload_pkgs=iproute2,ibverbs-utils,rdmacm-utils,perftest,busybox-static,ibverbs-providers
-key=$(echo "$workload_pkgs" | cat - "$cluster_dir/oci.sh" | sha256sum | cut -c1-16)
+key=$(echo "$workload_pkgs" | cat - "$cluster_dir/oci.sh" "$0" | sha256sum | cut -c1-16)
 workload_tar=$cache_dir/images/workload-$key.oci.tar
 if [[ ! -f $workload_tar ]]; then
   say "building the workload image from Debian's packages"
+  rm -f "$cache_dir"/images/workload-*.oci.tar
   root=$(mktemp -d)
   mmdebstrap --quiet --variant=extract --include="$workload_pkgs" --mode=root bookworm "$root" \
     "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
-  # busybox's applets (sh, sleep, ip is iproute2's) as links, since no maintainer script ran.
-  mkdir -p "$root/usr/local/bin"
-  chroot "$root" /bin/busybox --install -s /usr/local/bin
+  # busybox's applets as links, since no maintainer script ran, in a dir of their own that comes
+  # last on PATH (oci.sh): iproute2's ip, not busybox's.
+  mkdir -p "$root/usr/local/busybox"
+  chroot "$root" /bin/busybox --install -s /usr/local/busybox
   rm -rf "$root"/usr/share/{doc,man,locale,info} "$root"/var/cache/apt "$root"/var/lib/apt/lists
-  oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/bin/sh
+  oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/busybox/sh
   rm -rf "$root"
 fi
 

@@ -22,7 +22,7 @@ oci_archive() {
   read -r layer layer_size < <(_oci_blob "$work/layer.tar.gz")
   cat >"$work/config.json" <<JSON
 {"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z",
- "config":{"Entrypoint":[${entry%,}],"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]},
+ "config":{"Entrypoint":[${entry%,}],"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/busybox"]},
  "rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created_by":"hack/cluster"}]}
 JSON
   read -r config config_size < <(_oci_blob "$work/config.json")

@@ -82,7 +82,8 @@ contexts:
 current-context: rdmanet
 KC
 }
+# Written every time: they are cheap, and must name the CA the certificates above chain to.
 for n in controller-manager scheduler kubelet; do
-  [[ -f $n.kubeconfig ]] || kubeconfig_for "$n.kubeconfig" "$n"
+  kubeconfig_for "$n.kubeconfig" "$n"
 done
-[[ -f $kubeconfig ]] || kubeconfig_for "$kubeconfig" admin
+kubeconfig_for "$kubeconfig" admin
