@@ -61,9 +61,19 @@ ip link del "$bridge" 2>/dev/null || true
 if [[ -d $run_dir/simnode ]]; then
   "$repo/hack/simnode" down --root "$run_dir/simnode" >/dev/null 2>&1 || say "simnode down failed"
 fi
+# Shim sockets nothing listens on any more (a shim killed in step 3 leaves its socket): stale,
+# whichever containerd's shim made them.
+for s in /run/containerd/s/*; do
+  [[ -S $s ]] || continue
+  ss -xlnH | grep -qF " $s " || rm -f "$s"
+done
 # Host dirs that did not exist before up (up.sh lists them in host-dirs), deepest first; rmdir leaves a dir that
 # something else has since put files in.
 if [[ -f $state_dir/host-dirs ]]; then
+  # Kubelet's and the device plugins' sockets, when the dir is the cluster's.
+  if grep -qxF "$device_plugin_dir" "$state_dir/host-dirs"; then
+    find "$device_plugin_dir" -maxdepth 1 -type s -delete 2>/dev/null || true
+  fi
   sort -r "$state_dir/host-dirs" | while read -r d; do rmdir "$d" 2>/dev/null || true; done
 fi
 rm -rf --one-file-system "$state_dir" "$run_dir"

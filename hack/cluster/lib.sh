@@ -71,7 +71,13 @@ pause_image=rdmanet.local/pause:1
 workload_image=rdmanet.local/workload:1
 # Fixed host paths that Multus, rdmanet and containerd's shims (their sockets) use: up.sh notes
 # which of them it made, for down.sh.
-host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni /run/containerd/s /run/containerd)
+# /var/lib/cni/results is libcni's cache, which containerd's CRI does not let us move. Kubelet's
+# device manager serves /var/lib/kubelet/device-plugins/kubelet.sock whatever its --root-dir
+# (a constant of the device plugin API), so device plugins are found there.
+host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni/results /var/lib/cni
+  /run/containerd/s /run/containerd/fifo /run/containerd
+  /var/lib/kubelet/device-plugins /var/lib/kubelet)
+device_plugin_dir=/var/lib/kubelet/device-plugins
 
 # start_daemon NAME BINARY ARGS...: starts BINARY in a session of its own, output to
 # logs/NAME.log, and records its pid. A second start of a running daemon is a no-op.
@@ -85,11 +91,15 @@ start_daemon() {
 }
 
 # daemon_pid NAME: prints the pid of NAME when it still runs the binary it was started with
-# (a recycled pid that now runs something else is not ours to signal).
+# (a recycled pid that now runs something else is not ours to signal). A binary replaced since,
+# by a rebuild of the cache, shows as "<path> (deleted)" and is still ours.
 daemon_pid() {
-  local pid bin
+  local pid bin exe
   read -r pid bin 2>/dev/null <"$pids/$1.pid" || return 1
-  [[ -n $pid && $(readlink "/proc/$pid/exe" 2>/dev/null) == "$(readlink -f "$bin")" ]] || return 1
+  [[ -n $pid ]] || return 1
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null) || return 1
+  bin=$(readlink -f "$bin")
+  [[ $exe == "$bin" || $exe == "$bin (deleted)" ]] || return 1
   echo "$pid"
 }
 

@@ -23,7 +23,7 @@ done
 # Pods mount parts of these dirs with HostToContainer propagation (Multus must see the pod
 # netns containerd mounts later), which needs a shared mount: the host's / is private.
 for d in "$state_dir" "$run_dir"; do
-  mountpoint -q "$d" || mount --bind "$d" "$d"
+  mountpoint -q "$d" || mount --rbind "$d" "$d"
   mount --make-rshared "$d"
 done
 cat >"$state_dir/cluster.env" <<ENV
