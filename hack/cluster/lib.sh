@@ -126,7 +126,8 @@ wait_for() {
   shift 2
   deadline=$((SECONDS + secs))
   until "$@" >/dev/null 2>&1; do
-    if [[ -f $pids/$what.pid ]] && ! daemon_pid "$what" >/dev/null; then
+    # (Not daemon_pid: until setsid has exec'd the binary, the process runs another one.)
+    if [[ -f $pids/$what.pid ]] && ! kill -0 "$(cut -d' ' -f1 "$pids/$what.pid")" 2>/dev/null; then
       tail -n 20 "$logs/$what.log" >&2 2>/dev/null || true
       die "$what exited (log: $logs/$what.log)"
     fi
