@@ -58,6 +58,7 @@ done
 
 # 6. The bridge (pods' host-side veths went with their netns), the simulated node, the dirs.
 ip link del "$bridge" 2>/dev/null || true
+nft delete table ip "$nft_table" 2>/dev/null || true
 if [[ -d $run_dir/simnode ]]; then
   "$repo/hack/simnode" down --root "$run_dir/simnode" >/dev/null 2>&1 || say "simnode down failed"
 fi

@@ -62,6 +62,7 @@ bridge=rdmc0
 pod_cidr=10.244.0.0/24
 node_ip=10.244.0.1
 service_cidr=10.96.0.0/24
+nft_table=rdmanet_cluster
 apiserver_port=16443
 etcd_client_port=23790
 etcd_peer_port=23800

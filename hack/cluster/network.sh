@@ -4,8 +4,14 @@
 # into the cluster's own CNI bin dir). Multus, when installed (multus.sh), delegates to this
 # config as the cluster network.
 #
-# No NAT and no iptables rules: pods talk to the node and to each other on the bridge only,
-# and the host's iptables (Docker's) stay untouched.
+# No masquerading and no iptables rules: pods talk to the node and to each other on the bridge
+# only, and the host's iptables (Docker's) stay untouched. There is no kube-proxy either, yet
+# in-cluster clients (the DRA driver) dial the kubernetes Service, 10.96.0.1:443. Two things
+# make that work and keep it on this machine:
+# - the Service network is routed to the bridge: without a route of its own it followed the
+#   default route off the machine;
+# - an nftables table of the cluster's own (not iptables: Docker's chains stay untouched)
+#   DNATs 10.96.0.1:443 to the API server, for the host's processes and for pods.
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +21,22 @@ if ! ip link show "$bridge" >/dev/null 2>&1; then
 fi
 ip addr replace "$node_ip/${pod_cidr#*/}" dev "$bridge"
 ip link set "$bridge" up
+ip route replace "$service_cidr" dev "$bridge"
+svc_ip=${service_cidr%.*}.1
+nft -f - <<NFT
+table ip $nft_table
+delete table ip $nft_table
+table ip $nft_table {
+  chain output {
+    type nat hook output priority -100; policy accept;
+    ip daddr $svc_ip tcp dport 443 dnat to $node_ip:$apiserver_port
+  }
+  chain prerouting {
+    type nat hook prerouting priority -100; policy accept;
+    ip daddr $svc_ip tcp dport 443 dnat to $node_ip:$apiserver_port
+  }
+}
+NFT
 
 mkdir -p "$cni_bin" "$cni_conf" "$state_dir/cni/ipam"
 cni=$(bin_dir cni-plugins)
