@@ -8,6 +8,8 @@
 #   hack/cluster/rdmanet.sh deviceplugin|dra
 #
 # RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
+# Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
+# per set of binaries: <cache>/images/rdmanet-<hash of the binaries and hack/image.sh>.oci.tar.
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -18,9 +20,23 @@ helm=$("$repo/hack/install-helm.sh" --print)/bin/helm
 chart=$repo/manifests/helm/rdmanet
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
 
-archive=${RDMANET_IMAGE_ARCHIVE:-$state_dir/rdmanet-$version.oci.tar}
-if [[ ! -f $archive ]]; then
-  "$repo/hack/image.sh" --out "$archive" >/dev/null
+archive=${RDMANET_IMAGE_ARCHIVE:-}
+if [[ -z $archive ]]; then
+  build_dir=${BUILD_DIR:-$repo/build}
+  [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
+  if [[ ! -f $build_dir/build.ninja ]]; then
+    cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build_dir" -j"$(nproc)" --target rdmanet rdmanet-device-plugin rdmanet-doctor \
+    >/dev/null
+  key=$(cat "$build_dir/cni/rdmanet" "$build_dir/deviceplugin/rdmanet-device-plugin" \
+    "$build_dir/deviceplugin/doctor/rdmanet-doctor" "$repo/hack/image.sh" | sha256sum | cut -c1-16)
+  archive=$cache_dir/images/rdmanet-$version-$key.oci.tar
+  if [[ ! -f $archive ]]; then
+    rm -f "$cache_dir/images/rdmanet-$version"-*.oci.tar
+    BUILD_DIR=$build_dir "$repo/hack/image.sh" --out "$archive" >"$logs/image.log" 2>&1 ||
+      die "hack/image.sh failed (log: $logs/image.log)"
+  fi
 fi
 ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
 # hack/image.sh names the image rdmanet:<version> (ref.name); kubelet asks the CRI for the
@@ -57,3 +73,5 @@ YAML
 "$helm" --kubeconfig "$kubeconfig" upgrade --install rdmanet "$chart" \
   --namespace rdmanet --create-namespace \
   -f "$values" -f "$state_dir/rdmanet-values.yaml" --wait --timeout 3m >/dev/null
+# helm's --wait counts a DaemonSet ready with maxUnavailable (1) pods missing: wait for the pod.
+kc -n rdmanet rollout status ds/rdmanet --timeout 120s >/dev/null
