@@ -68,13 +68,22 @@ for s in /run/containerd/s/*; do
   [[ -S $s ]] || continue
   ss -xlnH | grep -qF " $s " || rm -f "$s"
 done
-# Host dirs that did not exist before up (up.sh lists them in host-dirs), deepest first; rmdir leaves a dir that
-# something else has since put files in.
+# Host dirs that did not exist before up (up.sh lists them in host-dirs), deepest first. Only
+# empty dirs go (the chart's DirectoryOrCreate volumes leave empty trees such as devinfo/dp),
+# so nothing that another program has since put there is lost; kubelet's device-plugins dir
+# holds only what kubelet and device plugins made: its checkpoint and sockets.
 if [[ -f $state_dir/host-dirs ]]; then
-  # Kubelet's and the device plugins' sockets, when the dir is the cluster's.
   if grep -qxF "$device_plugin_dir" "$state_dir/host-dirs"; then
+    rm -f "$device_plugin_dir/kubelet_internal_checkpoint"
     find "$device_plugin_dir" -maxdepth 1 -type s -delete 2>/dev/null || true
   fi
-  sort -r "$state_dir/host-dirs" | while read -r d; do rmdir "$d" 2>/dev/null || true; done
+  if grep -qxF /run/netns "$state_dir/host-dirs" && mountpoint -q /run/netns &&
+    [[ -z $(ls -A /run/netns) ]]; then
+    umount /run/netns
+  fi
+  sort -r "$state_dir/host-dirs" | while read -r d; do
+    [[ -d $d ]] && find "$d" -depth -type d -empty -delete 2>/dev/null
+    true
+  done
 fi
 rm -rf --one-file-system "$state_dir" "$run_dir"

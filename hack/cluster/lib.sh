@@ -75,9 +75,10 @@ workload_image=rdmanet.local/workload:1
 # /var/lib/cni/results is libcni's cache, which containerd's CRI does not let us move. Kubelet's
 # device manager serves /var/lib/kubelet/device-plugins/kubelet.sock whatever its --root-dir
 # (a constant of the device plugin API), so device plugins are found there.
+# iproute2 makes /run/netns a mount point of itself for the simulated node's netns.
 host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni/results /var/lib/cni
-  /run/containerd/s /run/containerd/fifo /run/containerd
-  /var/lib/kubelet/device-plugins /var/lib/kubelet)
+  /run/containerd/s /run/containerd/fifo /run/containerd /run/rdmanet
+  /var/lib/kubelet/device-plugins /var/lib/kubelet /run/netns)
 device_plugin_dir=/var/lib/kubelet/device-plugins
 
 # start_daemon NAME BINARY ARGS...: starts BINARY in a session of its own, output to
