@@ -7,8 +7,8 @@
 #   hierarchy), so that down.sh removes one subtree and nothing of Docker's.
 # - cgroup v1 (`stat -fc %T /sys/fs/cgroup` = tmpfs): kubelet >= 1.35 refuses to start there
 #   unless failCgroupV1 is false (KEP-5573).
-# - topologyManagerPolicy single-numa-node and the static CPU manager (with CPU 0 reserved for
-#   the system, which the static policy requires), as a node running RDMA training pods would.
+# - topologyManagerPolicy single-numa-node and the static CPU manager, as a node running RDMA
+#   training pods would.
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -45,7 +45,10 @@ cgroupDriver: cgroupfs
 cgroupRoot: /rdmanet-cluster
 failCgroupV1: $([[ $cgroup_v1 == true ]] && echo false || echo true)
 cpuManagerPolicy: static
-reservedSystemCPUs: "0"
+# The static policy needs some CPU reserved. 100m (not a whole CPU: reservedSystemCPUs) leaves
+# 1.9 of this machine's 2 CPUs allocatable, so a Guaranteed pod gets one exclusive CPU beside
+# the DaemonSets' requests; the policy still keeps one CPU in the shared pool.
+kubeReserved: {cpu: 100m}
 topologyManagerPolicy: single-numa-node
 topologyManagerScope: container
 failSwapOn: false

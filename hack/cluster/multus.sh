@@ -9,6 +9,8 @@
 # Differences from upstream's DaemonSet, and why:
 # - The API server is reached at the node's address: nothing routes the kubernetes Service's
 #   ClusterIP here (no kube-proxy), so KUBERNETES_SERVICE_HOST/PORT are set explicitly.
+# - RDMANET_SYSFS_ROOT, which the daemon's environment hands to rdmanet's CNI, names the
+#   simulated node (this machine has no RDMA NICs).
 # - Paths are the cluster's own (CNI dirs, kubelet dir, netns under containerd's state), mounted
 #   at the same paths inside the pod, since the daemon hands host paths to the shim and to the
 #   delegates it runs chrooted into the host's root.
@@ -84,6 +86,8 @@ spec:
         - {name: MULTUS_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
         - {name: KUBERNETES_SERVICE_HOST, value: "$node_ip"}
         - {name: KUBERNETES_SERVICE_PORT, value: "$apiserver_port"}
+        # Passed on to the delegates it runs: rdmanet's CNI reads the simulated node's sysfs.
+        - {name: RDMANET_SYSFS_ROOT, value: "$run_dir/simnode"}
         volumeMounts:
         - {name: config, mountPath: /etc/cni/net.d/multus.d, readOnly: true}
         - {name: hostroot, mountPath: /hostroot}

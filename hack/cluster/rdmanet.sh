@@ -2,8 +2,9 @@
 # Installs rdmanet into the cluster with its own chart, as a user would: hack/image.sh's image
 # imported into the cluster's containerd (under the chart's default name), then `helm install`
 # of manifests/helm/rdmanet with the per-mode values of manifests/values/ and only what this
-# node differs in: its kubelet, CNI and CDI dirs, imagePullPolicy Never, and host-local IPAM
-# (whereabouts, which the example values use, is not installed here).
+# node differs in: its kubelet, CNI and CDI dirs, imagePullPolicy Never, the simulated node's
+# pool and network, and host-local IPAM (whereabouts, which the example values use, is not
+# installed here).
 #
 #   hack/cluster/rdmanet.sh deviceplugin|dra
 #
@@ -59,19 +60,27 @@ cni: {binDir: "$cni_bin"}
 devicePlugin:
   kubeletDir: "$chart_kubelet_dir"
   cdi: {dir: "$cdi_dir"}
+# The simulated node's NICs (hack/topologies/default.json, netdevs prefixed "rc"): its
+# ConnectX-class VFs, whichever PF.
+pools:
+  - resourceName: vf
+    mode: vf
+    selectors:
+      - {vendors: ["15b3"], devices: ["101e"], drivers: [mlx5_core], isRdma: true}
+    lossless: {priority: 3, dscp: 26}
+    preferredAllocation: gpu-near
+# host-device: the simulated VFs are veths, which report no VFs over netlink (sriov mode needs
+# the VM's igb), and this kernel has no VLAN devices, so no vlan and no lossless priority.
 networks:
   - name: rdma-vf
-    mode: sriov
+    mode: host-device
     pool: vf
     mtu: 9000
-    vlan: 100
-    spoofchk: "on"
-    trust: "off"
-    lossless: {priority: 3, check: warn}
     ipam: {type: host-local, subnet: 192.168.100.0/24}
 YAML
-"$helm" --kubeconfig "$kubeconfig" upgrade --install rdmanet "$chart" \
-  --namespace rdmanet --create-namespace \
+RDMANET_CLUSTER_SYSFS=$run_dir/simnode/sys "$helm" --kubeconfig "$kubeconfig" \
+  upgrade --install rdmanet "$chart" --namespace rdmanet --create-namespace \
+  --post-renderer "$cluster_dir/postrender-sysfs.sh" \
   -f "$values" -f "$state_dir/rdmanet-values.yaml" --wait --timeout 3m >/dev/null
 # helm's --wait counts a DaemonSet ready with maxUnavailable (1) pods missing: wait for the pod.
 kc -n rdmanet rollout status ds/rdmanet --timeout 120s >/dev/null
