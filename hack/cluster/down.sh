@@ -72,6 +72,10 @@ done
 # empty dirs go (the chart's DirectoryOrCreate volumes leave empty trees such as devinfo/dp),
 # so nothing that another program has since put there is lost; kubelet's device-plugins dir
 # holds only what kubelet and device plugins made: its checkpoint and sockets.
+# The device nodes devnodes.sh made.
+if [[ -f $state_dir/dev-nodes ]]; then
+  while read -r n; do rm -f "$n"; done <"$state_dir/dev-nodes"
+fi
 if [[ -f $state_dir/host-dirs ]]; then
   if grep -qxF "$device_plugin_dir" "$state_dir/host-dirs"; then
     rm -f "$device_plugin_dir/kubelet_internal_checkpoint"

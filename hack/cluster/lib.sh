@@ -78,7 +78,7 @@ workload_image=rdmanet.local/workload:1
 # iproute2 makes /run/netns a mount point of itself for the simulated node's netns.
 host_dirs=(/run/k8s.cni.cncf.io /var/lib/cni/rdmanet /var/lib/cni/results /var/lib/cni
   /run/containerd/s /run/containerd/fifo /run/containerd /run/rdmanet
-  /var/lib/kubelet/device-plugins /var/lib/kubelet /run/netns)
+  /var/lib/kubelet/device-plugins /var/lib/kubelet /run/netns /dev/infiniband)
 device_plugin_dir=/var/lib/kubelet/device-plugins
 
 # start_daemon NAME BINARY ARGS...: starts BINARY in a session of its own, output to

@@ -25,7 +25,7 @@ bin=$(bin_dir multus)
 image=rdmanet.local/multus:$ver
 install -m 0755 "$bin/multus-shim" "$cni_bin/multus-shim"
 
-tar=$cache_dir/images/multus-$ver-$(sha256sum "$bin/multus-daemon" "$cluster_dir/oci.sh" |
+tar=$cache_dir/images/multus-$ver-$(sha256sum "$bin/multus-daemon" "$cluster_dir/oci.sh" "$0" |
   sha256sum | cut -c1-16).oci.tar
 if [[ ! -f $tar ]]; then
   root=$(mktemp -d)
@@ -33,6 +33,10 @@ if [[ ! -f $tar ]]; then
   install -m 0755 "$bin/multus-daemon" "$root/usr/src/multus-cni/bin/"
   # The daemon checks that it runs as root by name (os/user reads /etc/passwd without cgo).
   echo 'root:x:0:0:root:/:/nonexistent' >"$root/etc/passwd"
+  # Multus reads device plugins' device-info under /var/run/k8s.cni.cncf.io (the /run mount):
+  # without the link every pod's network-status lacked its device-info.
+  mkdir -p "$root/var" "$root/run"
+  ln -s ../run "$root/var/run"
   oci_archive "$root" "$tar" "$image" /usr/src/multus-cni/bin/multus-daemon
   rm -rf "$root"
 fi

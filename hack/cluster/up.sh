@@ -44,6 +44,7 @@ ENV
 if [[ ${RDMANET_CLUSTER_NO_RDMANET:-} != 1 ]]; then
   # The simulated node's NICs and GPUs (sysfs tree, veths, RDMA char devices); down.sh removes it.
   "$repo/hack/simnode" up --root "$run_dir/simnode" --ifprefix rc >/dev/null
+  "$cluster_dir/devnodes.sh"
   "$cluster_dir/rdmanet.sh" "$api"
 fi
 say "cluster up in $((SECONDS - start)) s ($(k8s_version), api=$api)"
