@@ -39,7 +39,7 @@ start_daemon kube-apiserver "$k8s/kube-apiserver" \
   --service-cluster-ip-range "$service_cidr" \
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
   --allow-privileged=true --profiling=false \
-  --feature-gates "$(gates kube-apiserver)"
+  --feature-gates "$(gates kube-apiserver)" --runtime-config "$(runtime_config)"
 wait_for 120 kube-apiserver curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
   --key "$pki/admin.key" "https://$node_ip:$apiserver_port/readyz"
 

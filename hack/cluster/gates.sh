@@ -19,3 +19,14 @@ gates() {
     esac
   fi
 }
+
+# runtime_config: the API server's --runtime-config value (empty for none). On 1.34 the
+# scheduler's DRADeviceTaints informer lists DeviceTaintRules (resource.k8s.io/v1alpha3), an
+# alpha API the server does not serve unless asked: without it the scheduler's caches never
+# sync and no pod is scheduled.
+runtime_config() {
+  local minor
+  minor=$(k8s_version) && minor=${minor#v1.} && minor=${minor%%.*}
+  ((minor < 36)) && echo "resource.k8s.io/v1alpha3=true"
+  true
+}
