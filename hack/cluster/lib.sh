@@ -35,10 +35,14 @@ versions_line() {
   return 1
 }
 
-# The Kubernetes version this run uses: $K8S_VERSION (1.34.4 or v1.34.4) or the default.
+# The Kubernetes version this run uses: $K8S_VERSION (1.34.4 or v1.34.4), else the running
+# cluster's (so that status, kubectl and down match what up started), else the default.
 k8s_version() {
-  local line
-  line=$(versions_line kubernetes "${K8S_VERSION:-}") ||
+  local line want=${K8S_VERSION:-}
+  if [[ -z $want && -f $state_dir/cluster.env ]]; then
+    want=$(sed -n 's/^k8s=//p' "$state_dir/cluster.env")
+  fi
+  line=$(versions_line kubernetes "$want") ||
     die "no Kubernetes ${K8S_VERSION:-} in $cluster_dir/versions"
   echo "${line%% *}"
 }
