@@ -85,6 +85,12 @@ if [[ -f $state_dir/host-dirs ]]; then
     [[ -z $(ls -A /run/netns) ]]; then
     umount /run/netns
   fi
+  # Trees only the node's CNI plugins and device plugin write (device-info, CNI state and
+  # cache, pod info): made during this cluster's life, they go whole. The daemon leaves its
+  # device-info files behind when it stops.
+  for d in /run/k8s.cni.cncf.io /var/lib/cni /run/rdmanet; do
+    grep -qxF "$d" "$state_dir/host-dirs" && rm -rf --one-file-system "$d"
+  done
   sort -r "$state_dir/host-dirs" | while read -r d; do
     [[ -d $d ]] && find "$d" -depth -type d -empty -delete 2>/dev/null
     true
