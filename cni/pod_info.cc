@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <utility>
+#include <vector>
 
 #include "cni/held_file.h"
 
@@ -32,8 +33,14 @@ bool plainValue(const std::string& v) {
   return true;
 }
 
+// Creates `dir` and every missing ancestor, 0755. The podInfoDir's own parent may be missing
+// too: the chart's default, /var/run/rdmanet/pod-info, is on a tmpfs that nothing else fills
+// after a boot (a real cluster's first ADD failed with ENOENT on /var/run/rdmanet).
 Status makeDir(const fs::path& dir) {
-  for (const fs::path& d : {dir.parent_path(), dir}) {
+  std::vector<fs::path> chain;
+  for (fs::path d = dir; d.has_relative_path(); d = d.parent_path()) chain.push_back(d);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const fs::path& d = *it;
     if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
       return makeError(ErrorCode::kIoFailure,
                        fmt::format("cannot create {}: {}", d.string(), std::strerror(errno)));

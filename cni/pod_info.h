@@ -34,7 +34,8 @@ nlohmann::json podInfoJson(const nlohmann::json& device_info, const std::string&
 // kernel names only (no quoting needed).
 std::string podInfoEnv(const nlohmann::json& info);
 
-// Creates `dir` (0755, refusing a symlink in its place) and writes both files. Error 5 on I/O.
+// Creates `dir` and its missing ancestors (0755, refusing a symlink in `dir`'s place) and writes
+// both files. Error 5 on I/O.
 Status writePodInfo(const std::string& dir, const nlohmann::json& info);
 // Removes both files; a missing file or directory is fine.
 void removePodInfo(const std::string& dir);

@@ -78,6 +78,17 @@ TEST_F(PodInfoTest, MultusShapedAddWritesTheNcclFactsForTheContainer) {
   EXPECT_EQ(d["pci"]["pci-address"], "0000:81:10.0");
 }
 
+// The chart's default podInfoDir lives on /run: after a boot its parent is missing as well.
+TEST_F(PodInfoTest, AddCreatesThePodInfoDirsMissingAncestors) {
+  std::string conf = multusConf();
+  const std::string deep = (tmp_.path() / "run/rdmanet/pod-info").string();
+  conf.replace(conf.find(root().string()), root().string().size(), deep);
+  const Invocation add = invoke("ADD", conf, kPod, "c1", "net1", kMultusArgs);
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(deep) / "0000:81:10.0/rdmanet.env"));
+  EXPECT_EQ(modeOf(tmp_.path() / "run/rdmanet"), 0755);
+}
+
 TEST_F(PodInfoTest, DelRemovesThePodInfoFilesAndKeepsTheMountedDirectory) {
   ASSERT_EQ(invoke("ADD", multusConf(), kPod, "c1", "net1", kMultusArgs).exit_code, 0);
   ASSERT_EQ(invoke("DEL", multusConf(), kPod, "c1", "net1", kMultusArgs).exit_code, 0);

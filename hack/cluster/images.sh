@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Makes the cluster's own images and imports them into its containerd (no registry can be
+# reached, and pods use imagePullPolicy: Never):
+#   - the pause image: pause.c, built static, alone in the image;
+#   - the test workload image: iproute2, the rdma-core tools (ibv_devices, rdma, perftest,
+#     rping) and busybox for a shell, unpacked from Debian's packages by mmdebstrap.
+# Both are cached in <cache>/images/, keyed by what they are made from.
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=hack/cluster/oci.sh
+. "$cluster_dir/oci.sh"
+
+ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
+mkdir -p "$cache_dir/images"
+
+key=$(sha256sum "$cluster_dir/pause.c" "$cluster_dir/oci.sh" | sha256sum | cut -c1-16)
+pause_tar=$cache_dir/images/pause-$key.oci.tar
+if [[ ! -f $pause_tar ]]; then
+  root=$(mktemp -d)
+  gcc -static -Os -s -o "$root/pause" "$cluster_dir/pause.c"
+  oci_archive "$root" "$pause_tar" "$pause_image" /pause
+  rm -rf "$root"
+fi
+
+workload_pkgs=iproute2,ibverbs-utils,rdmacm-utils,perftest,busybox-static,ibverbs-providers
+key=$(echo "$workload_pkgs" | cat - "$cluster_dir/oci.sh" "$0" | sha256sum | cut -c1-16)
+workload_tar=$cache_dir/images/workload-$key.oci.tar
+if [[ ! -f $workload_tar ]]; then
+  say "building the workload image from Debian's packages"
+  rm -f "$cache_dir"/images/workload-*.oci.tar
+  root=$(mktemp -d)
+  mmdebstrap --quiet --variant=extract --include="$workload_pkgs" --mode=root bookworm "$root" \
+    "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
+  # busybox's applets as links, since no maintainer script ran, in a dir of their own that comes
+  # last on PATH (oci.sh): iproute2's ip, not busybox's.
+  mkdir -p "$root/usr/local/busybox"
+  chroot "$root" /bin/busybox --install -s /usr/local/busybox
+  rm -rf "$root"/usr/share/{doc,man,locale,info} "$root"/var/cache/apt "$root"/var/lib/apt/lists
+  oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/busybox/sh
+  rm -rf "$root"
+fi
+
+# --local --index-name: the image gets exactly this name, whatever the archive's annotations say
+# (through the transfer service, the default, the name is ignored).
+ctr images import --local --index-name "$pause_image" "$pause_tar" >/dev/null
+ctr images import --local --index-name "$workload_image" "$workload_tar" >/dev/null

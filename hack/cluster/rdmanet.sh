@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Installs rdmanet into the cluster with its own chart, as a user would: hack/image.sh's image
+# imported into the cluster's containerd (under the chart's default name), then `helm install`
+# of manifests/helm/rdmanet with the per-mode values of manifests/values/ and only what this
+# node differs in: its kubelet, CNI and CDI dirs, imagePullPolicy Never, the simulated node's
+# pool and network, and host-local IPAM (whereabouts, which the example values use, is not
+# installed here).
+#
+#   hack/cluster/rdmanet.sh deviceplugin|dra
+#
+# RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
+# Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
+# per set of binaries: <cache>/images/rdmanet-<hash of the binaries and hack/image.sh>.oci.tar.
+set -euo pipefail
+# shellcheck source=hack/cluster/lib.sh
+. "$(dirname "$0")/lib.sh"
+api=${1:?usage: rdmanet.sh deviceplugin|dra}
+
+"$repo/hack/install-helm.sh"
+helm=$("$repo/hack/install-helm.sh" --print)/bin/helm
+chart=$repo/manifests/helm/rdmanet
+version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
+
+archive=${RDMANET_IMAGE_ARCHIVE:-}
+if [[ -z $archive ]]; then
+  build_dir=${BUILD_DIR:-$repo/build}
+  [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
+  if [[ ! -f $build_dir/build.ninja ]]; then
+    cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  fi
+  cmake --build "$build_dir" -j"$(nproc)" --target rdmanet rdmanet-device-plugin rdmanet-doctor \
+    >/dev/null
+  key=$(cat "$build_dir/cni/rdmanet" "$build_dir/deviceplugin/rdmanet-device-plugin" \
+    "$build_dir/deviceplugin/doctor/rdmanet-doctor" "$repo/hack/image.sh" | sha256sum | cut -c1-16)
+  archive=$cache_dir/images/rdmanet-$version-$key.oci.tar
+  if [[ ! -f $archive ]]; then
+    rm -f "$cache_dir/images/rdmanet-$version"-*.oci.tar
+    BUILD_DIR=$build_dir "$repo/hack/image.sh" --out "$archive" >"$logs/image.log" 2>&1 ||
+      die "hack/image.sh failed (log: $logs/image.log)"
+  fi
+fi
+ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
+# hack/image.sh names the image rdmanet:<version> (ref.name); kubelet asks the CRI for the
+# normalized docker.io/library/rdmanet:<version>, the chart's default image.
+ctr images import --local --index-name "docker.io/library/rdmanet:$version" "$archive" >/dev/null
+
+case $api in
+  deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
+  dra) values=$repo/manifests/values/sriov-dra.yaml ;;
+esac
+# The chart derives both device-plugins/ (a fixed path, /var/lib/kubelet/device-plugins, in
+# kubelet) and the DRA dirs plugins/ and plugins_registry/ (under kubelet's --root-dir) from
+# kubeletDir: each mode gets the dir where kubelet looks for it.
+chart_kubelet_dir=$kubelet_dir
+[[ $api == deviceplugin ]] && chart_kubelet_dir=${device_plugin_dir%/device-plugins}
+cat >"$state_dir/rdmanet-values.yaml" <<YAML
+api: $api
+image: {pullPolicy: Never}
+cni: {binDir: "$cni_bin"}
+devicePlugin:
+  kubeletDir: "$chart_kubelet_dir"
+  cdi: {dir: "$cdi_dir"}
+# The simulated node's NICs (hack/topologies/default.json, netdevs prefixed "rc"): its
+# ConnectX-class VFs, whichever PF.
+pools:
+  - resourceName: vf
+    mode: vf
+    selectors:
+      - {vendors: ["15b3"], devices: ["101e"], drivers: [mlx5_core], isRdma: true}
+    lossless: {priority: 3, dscp: 26}
+    preferredAllocation: gpu-near
+# host-device: the simulated VFs are veths, which report no VFs over netlink (sriov mode needs
+# the VM's igb), and this kernel has no VLAN devices, so no vlan and no lossless priority.
+networks:
+  - name: rdma-vf
+    mode: host-device
+    pool: vf
+    mtu: 9000
+    ipam: {type: host-local, subnet: 192.168.100.0/24}
+YAML
+RDMANET_CLUSTER_SYSFS=$run_dir/simnode/sys "$helm" --kubeconfig "$kubeconfig" \
+  upgrade --install rdmanet "$chart" --namespace rdmanet --create-namespace \
+  --post-renderer "$cluster_dir/postrender-sysfs.sh" \
+  -f "$values" -f "$state_dir/rdmanet-values.yaml" --wait --timeout 3m >/dev/null
+# helm's --wait counts a DaemonSet ready with maxUnavailable (1) pods missing: wait for the pod.
+kc -n rdmanet rollout status ds/rdmanet --timeout 120s >/dev/null
