@@ -5,7 +5,7 @@
 # device per VF as mlx5 gives; SHAPES=all for every shape). Per shape and size it measures
 #   - registration: plugin start to the fake kubelet accepting rdma/vf (wall ms), and the
 #     plugin's CPU by then (all threads, the start-up doctor's included);
-#   - resync CPU: the plugin's CPU (all threads, /proc/PID/stat) per periodic resync (the check
+#   - resync CPU: the daemon loop's (main thread's) CPU per periodic resync (the check
 #     that sysfs still shows what the last scan read, pools/scan_shape.h, and the re-read of port
 #     and PF link states; a full rescan only on a difference), over several resyncs forced with
 #     --resync-interval 1, after the start-up doctor has finished;
@@ -67,8 +67,10 @@ cleanup() {
 trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-# CPU ns of the live threads (schedstat): the resync's few ms per run are below a tick's 10 ms.
-cpu_ns() { cat "/proc/$1/task/"*/schedstat | awk '{s += $1} END {printf "%d", s}'; }
+# CPU ns of the main thread, which runs the daemon loop and so the resyncs (schedstat: a
+# resync's few ms are below a tick's 10 ms, and other threads' work, the periodic doctor's or
+# gRPC's, is not the resync's).
+cpu_ns() { awk '{printf "%d", $1}' "/proc/$1/schedstat"; }
 scans() { grep -c 'resync of [0-9]* NIC functions' "$1" 2>/dev/null || true; }
 scanned_at_least() { (($(scans "$1") >= $2)); }
 hz=$(getconf CLK_TCK)
