@@ -79,6 +79,9 @@ Status DraFront::start() {
 }
 
 void DraFront::stop() {
+  // A prepare waiting for a stalled API server would hold up the gRPC server's stop, which waits
+  // for its handlers: end their reads first.
+  if (deps_.claims) deps_.claims->cancel();
   if (registration_) registration_->stop();
   registration_.reset();
   state_.stop();

@@ -14,6 +14,18 @@ namespace rdmanet::dp {
 
 namespace {
 
+// Kubelet's end of the call reaches its deadline a little before ours does (the deadline crosses
+// a socket): commit only with at least this much left.
+constexpr std::chrono::milliseconds kCommitMargin{100};
+
+bool tooLateToCommit(const Deadline& d) { return d.at && d.left(kCommitMargin) < kCommitMargin; }
+
+Error tooLate(const ClaimRef& ref, std::string_view step) {
+  return makeError(ErrorCode::kTryAgainLater,
+                   fmt::format("claim {}/{}: kubelet's deadline passed {}; nothing was prepared",
+                               ref.ns, ref.name, step));
+}
+
 Status checkRef(const ClaimRef& ref) {
   if (!isValidClaimUid(ref.uid)) {
     return makeError(ErrorCode::kInvalidConfig, "claim UID is empty or malformed");
@@ -89,17 +101,23 @@ Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::
   return out;
 }
 
-Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref) {
+Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
   RDMANET_RETURN_IF_ERROR(checkRef(ref));
   {
     std::lock_guard lk(mu_);
     if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return *c;
   }
-  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name));
+  // Outside the lock: a slow GET must not hold up other claims.
+  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name, deadline));
   std::lock_guard lk(mu_);
   // A concurrent call for the same claim may have finished meanwhile: answer the same.
   if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return *c;
+  if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
   RDMANET_ASSIGN_OR_RETURN(PreparedClaim prepared, build(ref, claim));
+  if (tooLateToCommit(deadline)) {
+    (void)removeClaimCdiSpec(prepared.cdi_spec);
+    return tooLate(ref, "while its CDI spec was written");
+  }
   if (auto st = checkpoint_.put(prepared); !st.ok()) {
     (void)removeClaimCdiSpec(prepared.cdi_spec);  // nothing left behind
     return st.error();

@@ -13,6 +13,9 @@
 //      NCCL hints) over all of the request's devices (request_env.h), since they go to the same
 //      containers. Each returned device names both CDI devices (cdi_spec.h says why);
 //   5. write the claim's CDI spec, then checkpoint the claim.
+// Within kubelet's deadline: the GET is bounded by it, and nothing is committed (spec or
+// checkpoint) once it has passed, since kubelet then gives up on the call and may already have
+// unprepared the claim; what a late prepare committed would stay behind for good.
 // unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
 // checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success.
 //
@@ -47,8 +50,9 @@ class ClaimPreparer {
   // forget what earlier runs prepared.
   Status start();
   // Per-claim errors: 7 for a bad reference, a UID mismatch, a claim not for us; 100 for a device
-  // that is not ours; 11 for an unhealthy device; the reader's and file errors as they come.
-  Result<PreparedClaim> prepare(const ClaimRef& ref);
+  // that is not ours; 11 for an unhealthy device or `deadline` passed (nothing left behind); the
+  // reader's and file errors as they come.
+  Result<PreparedClaim> prepare(const ClaimRef& ref, const Deadline& deadline = {});
   Status unprepare(const ClaimRef& ref);
 
   size_t preparedCount() const;

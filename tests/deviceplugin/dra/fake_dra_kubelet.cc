@@ -188,7 +188,8 @@ std::string FakeDraKubelet::lastError() const {
 
 // One DRAPlugin call with the claims; nullopt (and lastError()) when the call itself failed.
 template <typename Resp, typename Req, typename Call>
-std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Call call) {
+std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Call call,
+                                            std::chrono::milliseconds timeout) {
   auto stub = dra::DRAPlugin::NewStub(dial(endpoint()));
   Req req;
   for (const Claim& c : claims) {
@@ -198,7 +199,7 @@ std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Ca
     pc->set_name(c.name);
   }
   Resp resp;
-  auto ctx = callContext(10s);
+  auto ctx = callContext(timeout);
   if (auto st = ((*stub).*call)(ctx.get(), req, &resp); !st.ok()) {
     std::lock_guard lk(mu_);
     last_error_ = st.error_message();
@@ -208,15 +209,15 @@ std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Ca
 }
 
 std::optional<dra::NodePrepareResourcesResponse> FakeDraKubelet::prepare(
-    const std::vector<Claim>& claims) {
+    const std::vector<Claim>& claims, std::chrono::milliseconds timeout) {
   return callDra<dra::NodePrepareResourcesResponse, dra::NodePrepareResourcesRequest>(
-      claims, &dra::DRAPlugin::Stub::NodePrepareResources);
+      claims, &dra::DRAPlugin::Stub::NodePrepareResources, timeout);
 }
 
 std::optional<dra::NodeUnprepareResourcesResponse> FakeDraKubelet::unprepare(
     const std::vector<Claim>& claims) {
   return callDra<dra::NodeUnprepareResourcesResponse, dra::NodeUnprepareResourcesRequest>(
-      claims, &dra::DRAPlugin::Stub::NodeUnprepareResources);
+      claims, &dra::DRAPlugin::Stub::NodeUnprepareResources, 10s);
 }
 
 void FakeDraKubelet::watchHealth() {

@@ -61,8 +61,10 @@ class FakeDraKubelet {
   std::vector<std::string> versions() const;
 
   // gRPC status errors come back as nullopt (the test prints `lastError()`).
+  // `timeout`: the call's gRPC deadline (kubelet's is 45 s).
   std::optional<k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> prepare(
-      const std::vector<Claim>& claims);
+      const std::vector<Claim>& claims,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   std::optional<k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> unprepare(
       const std::vector<Claim>& claims);
   std::string lastError() const;
@@ -77,7 +79,8 @@ class FakeDraKubelet {
 
  private:
   template <typename Resp, typename Req, typename Call>
-  std::optional<Resp> callDra(const std::vector<Claim>& claims, Call call);
+  std::optional<Resp> callDra(const std::vector<Claim>& claims, Call call,
+                              std::chrono::milliseconds timeout);
   void watchLoop();
   void registerSocket(const std::filesystem::path& socket);
 
