@@ -97,7 +97,16 @@ class HealthService final : public health::DRAResourceHealth::Service {
   grpc::Status NodeWatchResources(
       grpc::ServerContext* ctx, const health::NodeWatchResourcesRequest*,
       grpc::ServerWriter<health::NodeWatchResourcesResponse>* writer) override {
+    // Kubelet takes the first message as the state of every device. A stream opened before the
+    // daemon's first scan reached the front (dra.sock is served from start-up) would list none:
+    // the first message waits for the first published version.
     auto inv = state_.current();
+    while (inv->version == 0) {
+      auto first = state_.waitNewer(0, std::chrono::milliseconds(250));
+      if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
+      if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+      if (first) inv = std::move(first);
+    }
     log_->info("NodeWatchResources opened: {} devices", inv->devices.size());
     auto sent_at = std::chrono::steady_clock::now();
     if (!writer->Write(response(*inv))) return grpc::Status::OK;

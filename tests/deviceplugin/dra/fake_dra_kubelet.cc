@@ -220,21 +220,25 @@ std::optional<dra::NodeUnprepareResourcesResponse> FakeDraKubelet::unprepare(
       claims, &dra::DRAPlugin::Stub::NodeUnprepareResources, 10s);
 }
 
-void FakeDraKubelet::watchHealth() {
+void FakeDraKubelet::watchHealth() { watchHealthAt(endpoint()); }
+
+void FakeDraKubelet::watchHealthAt(const std::string& socket) {
   stopHealth();
   health_stop_ = false;
   auto ctx = std::make_shared<grpc::ClientContext>();
   {
     std::lock_guard lk(mu_);
     health_ctx_ = ctx;
+    first_health_devices_.reset();
   }
-  health_thread_ = std::thread([this, ctx] {
-    auto stub = ::v1::DRAResourceHealth::NewStub(dial(endpoint()));
+  health_thread_ = std::thread([this, ctx, socket] {
+    auto stub = ::v1::DRAResourceHealth::NewStub(dial(socket));
     ::v1::NodeWatchResourcesRequest req;
     auto reader = stub->NodeWatchResources(ctx.get(), req);
     ::v1::NodeWatchResourcesResponse resp;
     while (!health_stop_ && reader->Read(&resp)) {
       std::lock_guard lk(mu_);
+      if (!first_health_devices_) first_health_devices_ = resp.devices_size();
       health_.clear();  // each answer is the complete list
       for (const auto& d : resp.devices()) {
         health_[d.device().device_name()] = {d.health(), d.message()};
@@ -271,6 +275,11 @@ std::optional<DeviceHealth> FakeDraKubelet::health(const std::string& name) cons
   auto it = health_.find(name);
   if (it == health_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<int> FakeDraKubelet::firstHealthDevices() const {
+  std::lock_guard lk(mu_);
+  return first_health_devices_;
 }
 
 int FakeDraKubelet::healthUpdates() const {

@@ -69,8 +69,11 @@ class FakeDraKubelet {
       const std::vector<Claim>& claims);
   std::string lastError() const;
 
-  // Opens the health stream (again).
+  // Opens the health stream (again), on the registered endpoint or on `socket`.
   void watchHealth();
+  void watchHealthAt(const std::string& socket);
+  // How many devices the current stream's first message listed; nullopt before it came.
+  std::optional<int> firstHealthDevices() const;
   void stopHealth();
   // Waits until device `name` last reported `health`.
   bool waitHealth(const std::string& name, int health, std::chrono::milliseconds timeout) const;
@@ -93,6 +96,7 @@ class FakeDraKubelet {
   std::vector<std::string> versions_;
   std::map<std::string, DeviceHealth> health_;
   int health_updates_ = 0;
+  std::optional<int> first_health_devices_;
 
   std::set<std::string> scanned_;  // found by the start-up scan (watcher thread only)
   int inotify_fd_ = -1;
