@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <thread>
 
 #include "common/kube/api_error.h"
 #include "common/kube/curl_library.h"
@@ -14,6 +13,7 @@ namespace rdmanet::kube {
 namespace {
 
 using json = nlohmann::json;
+using namespace std::chrono_literals;
 
 size_t onBody(char* data, size_t size, size_t n, void* user) {
   static_cast<std::string*>(user)->append(data, size * n);
@@ -39,6 +39,22 @@ size_t onHeader(char* data, size_t size, size_t n, void* user) {
   }
   return size * n;
 }
+
+// Aborts a transfer once the client is cancelled.
+int onProgress(void* cancelled, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  return static_cast<const std::atomic<bool>*>(cancelled)->load() ? 1 : 0;
+}
+
+// A failure without an answer from the server: 104 with http_status 0.
+Error noAnswer(const char* method, const std::string& what, std::string_view why) {
+  return makeError(ErrorCode::kKubeApiFailure, fmt::format("{} {}: {}", method, what, why));
+}
+
+// Runs its action when it goes out of scope: hands a handle back to the pool on every return.
+struct HandleLease {
+  std::function<void()> done;
+  ~HandleLease() { done(); }
+};
 
 bool retriableStatus(long s) { return s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
 
@@ -67,27 +83,64 @@ KubeClient::KubeClient(KubeConfig config, ClientOptions options)
     : config_(std::move(config)),
       options_(std::move(options)),
       tokens_(config_.token, config_.token_file) {
-  if (!options_.sleep) {
-    options_.sleep = [](std::chrono::milliseconds d) { std::this_thread::sleep_for(d); };
-  }
+  if (!options_.sleep) options_.sleep = [this](std::chrono::milliseconds d) { backoff(d); };
   auto api = libcurl();
   if (!api.ok()) {
     curl_error_ = api.error().msg;
     return;
   }
   curl_api_ = *api;
-  curl_ = curl_api_->easy_init();
-  if (curl_ == nullptr) curl_error_ = "libcurl could not make a handle (curl_easy_init)";
+  // One handle up front, so a node whose libcurl cannot make one fails at the first request.
+  void* first = curl_api_->easy_init();
+  if (first == nullptr) {
+    curl_error_ = "libcurl could not make a handle (curl_easy_init)";
+    curl_api_ = nullptr;
+    return;
+  }
+  idle_.push_back(first);
 }
 
 KubeClient::~KubeClient() {
-  if (curl_ != nullptr) curl_api_->easy_cleanup(static_cast<CURL*>(curl_));
+  for (void* h : idle_) curl_api_->easy_cleanup(static_cast<CURL*>(h));
 }
 
-Result<json> KubeClient::get(const std::string& path) { return call("GET", path, nullptr); }
+void KubeClient::cancel() {
+  {
+    std::lock_guard lk(mu_);
+    cancelled_ = true;
+  }
+  cancel_cv_.notify_all();
+}
 
-Result<json> KubeClient::list(const std::string& path, const ListOptions& options) {
-  if (curl_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
+void KubeClient::backoff(std::chrono::milliseconds d) {
+  std::unique_lock lk(mu_);
+  cancel_cv_.wait_for(lk, d, [this] { return cancelled_.load(); });
+}
+
+void* KubeClient::takeHandle() {
+  {
+    std::lock_guard lk(mu_);
+    if (!idle_.empty()) {
+      void* h = idle_.back();
+      idle_.pop_back();
+      return h;
+    }
+  }
+  return curl_api_->easy_init();
+}
+
+void KubeClient::returnHandle(void* handle) {
+  std::lock_guard lk(mu_);
+  idle_.push_back(handle);
+}
+
+Result<json> KubeClient::get(const std::string& path, const Deadline& deadline) {
+  return call("GET", path, nullptr, deadline);
+}
+
+Result<json> KubeClient::list(const std::string& path, const ListOptions& options,
+                              const Deadline& deadline) {
+  if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
   std::string query;
   auto add = [&](const char* key, const std::string& value) {
     if (value.empty()) return;
@@ -97,39 +150,45 @@ Result<json> KubeClient::list(const std::string& path, const ListOptions& option
   };
   add("labelSelector", options.label_selector);
   add("fieldSelector", options.field_selector);
-  return call("GET", path + query, nullptr);
+  return call("GET", path + query, nullptr, deadline);
 }
 
-Result<json> KubeClient::create(const std::string& path, const json& object) {
-  return call("POST", path, &object);
+Result<json> KubeClient::create(const std::string& path, const json& object,
+                                const Deadline& deadline) {
+  return call("POST", path, &object, deadline);
 }
 
-Result<json> KubeClient::update(const std::string& path, const json& object) {
-  return call("PUT", path, &object);
+Result<json> KubeClient::update(const std::string& path, const json& object,
+                                const Deadline& deadline) {
+  return call("PUT", path, &object, deadline);
 }
 
-Status KubeClient::remove(const std::string& path) {
-  auto r = call("DELETE", path, nullptr);
+Status KubeClient::remove(const std::string& path, const Deadline& deadline) {
+  auto r = call("DELETE", path, nullptr, deadline);
   if (!r.ok()) return r.error();
   return okStatus();
 }
 
-Result<json> KubeClient::call(const char* method, const std::string& path, const json* body) {
+Result<json> KubeClient::call(const char* method, const std::string& path, const json* body,
+                              const Deadline& deadline) {
   if (path.empty() || path.front() != '/') {
     return makeError(ErrorCode::kInternal, fmt::format("API path \"{}\" is not absolute", path));
   }
   // Without libcurl (or a handle) no attempt can succeed: fail now rather than retry.
-  if (curl_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
+  if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
   const std::string payload = body != nullptr ? body->dump() : std::string();
   const std::string url = config_.server + path;
   const bool is_post = std::string_view(method) == "POST";
-  std::lock_guard<std::mutex> lock(mu_);
-  auto backoff = options_.retry.initial_backoff;
+  auto next_backoff = options_.retry.initial_backoff;
   bool token_refreshed = false;
   for (int attempt = 1;; ++attempt) {
+    if (cancelled_) return noAnswer(method, path, "cancelled (shutting down)");
+    if (deadline.passed()) return noAnswer(method, path, "the caller's deadline has passed");
     bool sent = false;
-    auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, sent);
-    std::chrono::milliseconds wait = backoff;
+    auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, deadline, sent);
+    std::chrono::milliseconds wait = next_backoff;
+    bool retriable = false;
+    Error last;
     if (ans.ok()) {
       const long s = ans->status;
       if (s >= 200 && s < 300) {
@@ -144,37 +203,48 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
       if (s == 401 && !token_refreshed && !config_.token_file.empty()) {
         // The token may have rotated between our last stat and now: read it again, retry once.
         token_refreshed = true;
-        auto t = tokens_.token(/*force=*/true);
-        if (t.ok()) {
+        std::lock_guard lk(token_mu_);
+        if (tokens_.token(/*force=*/true).ok()) {
           --attempt;
           continue;
         }
       }
-      Error e = statusError(method, path, s, ans->body);
-      if (!retriableStatus(s) || (is_post && s != 429) || attempt >= options_.retry.max_attempts) {
-        return e;
-      }
+      last = statusError(method, path, s, ans->body);
+      retriable = retriableStatus(s) && (!is_post || s == 429);
       if (ans->retry_after.count() > 0) {
         wait = std::min(std::max(wait, ans->retry_after), options_.retry.max_backoff);
       }
     } else {
-      if ((is_post && sent) || attempt >= options_.retry.max_attempts) {
-        Error e = ans.error();
-        if (attempt > 1) e.msg += fmt::format(" (after {} attempts)", attempt);
-        return e;
-      }
+      last = ans.error();
+      retriable = !(is_post && sent);
+      if (attempt > 1) last.msg += fmt::format(" (after {} attempts)", attempt);
+    }
+    // Cancelled, or a wait that would end past the caller's deadline: no time for another try.
+    if (!retriable || attempt >= options_.retry.max_attempts || cancelled_ ||
+        deadline.left(wait) < wait) {
+      return last;
     }
     options_.sleep(wait);
-    backoff = std::min(backoff * 2, options_.retry.max_backoff);
+    next_backoff = std::min(next_backoff * 2, options_.retry.max_backoff);
   }
 }
 
 Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::string& url,
-                                                const std::string* body, bool& sent) {
+                                                const std::string* body, const Deadline& deadline,
+                                                bool& sent) {
   sent = false;
-  CURL* c = static_cast<CURL*>(curl_);  // not null: call() checked
-  const CurlApi& curl = *curl_api_;
-  RDMANET_ASSIGN_OR_RETURN(std::string token, tokens_.token());
+  const CurlApi& curl = *curl_api_;  // not null: call() checked
+  std::string token;
+  {
+    std::lock_guard lk(token_mu_);
+    RDMANET_ASSIGN_OR_RETURN(token, tokens_.token());
+  }
+  CURL* c = static_cast<CURL*>(takeHandle());
+  if (c == nullptr) {
+    return makeError(ErrorCode::kKubeApiFailure,
+                     fmt::format("{} {}: libcurl could not make a handle", method, url));
+  }
+  const HandleLease lease{[this, c] { returnHandle(c); }};
   curl.easy_reset(c);  // options only; the connection cache survives
   Answer a;
   Headers h{curl};
@@ -193,9 +263,16 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  // Cut to the caller's deadline; at least 1 ms, since 0 would mean no time-out at all.
+  const auto timeout = std::max(deadline.left(options_.request_timeout), 1ms);
   curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options_.connect_timeout.count()));
-  curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+                   static_cast<long>(std::min(options_.connect_timeout, timeout).count()));
+  curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+  // cancel() ends the transfer from here: libcurl calls this at least once a second, also while
+  // it waits for an answer that does not come.
+  curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, onProgress);
+  curl.easy_setopt(c, CURLOPT_XFERINFODATA, &cancelled_);
   if (body != nullptr) {
     curl.easy_setopt(c, CURLOPT_POSTFIELDS, body->data());
     curl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body->size()));
@@ -228,9 +305,8 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   curl.easy_setopt(c, CURLOPT_HTTPHEADER, nullptr);  // `h` dies at return
   if (rc != CURLE_OK) {
     sent = !notSent(rc);
-    Error e = makeError(ErrorCode::kKubeApiFailure,
-                        fmt::format("{} {}: {}", method, url, curl.easy_strerror(rc)));
-    return e;
+    if (rc == CURLE_ABORTED_BY_CALLBACK) return noAnswer(method, url, "cancelled (shutting down)");
+    return noAnswer(method, url, curl.easy_strerror(rc));
   }
   curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);
   sent = true;

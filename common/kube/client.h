@@ -14,16 +14,26 @@
 // refused) or on 429, because a create that timed out may have happened. A 401 re-reads the
 // token file once before giving up (the token may have just rotated).
 //
-// Thread-safety: one request at a time per client (calls are serialised by a mutex); the
-// connection is kept alive between requests.
+// Bounds: every verb takes the caller's Deadline. An attempt's time-out is cut to what is left of
+// it, and no attempt or backoff starts past it, so a call returns by then (error 104, no answer).
+// cancel() ends every call in flight within about a second (libcurl's progress callback) and
+// wakes their backoff waits at once: what shutdown needs.
+//
+// Thread-safety: calls run concurrently, each on a connection of its own (a pool of libcurl
+// handles, kept alive between requests); no lock is held across a request or a backoff wait, so
+// one stalled request never holds up another.
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
+#include "common/base/deadline.h"
 #include "common/base/result.h"
 #include "common/kube/config.h"
 #include "common/kube/token_source.h"
@@ -40,7 +50,8 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{15000};  // the whole request, answer included
   RetryPolicy retry;
-  // Waits between attempts. Default: std::this_thread::sleep_for. Tests inject their own.
+  // Waits between attempts (already cut to the caller's deadline). Default: a wait that cancel()
+  // ends. Tests inject their own.
   std::function<void(std::chrono::milliseconds)> sleep{};
   std::string user_agent = "rdmanet";
 };
@@ -60,17 +71,25 @@ class KubeClient {
   KubeClient& operator=(const KubeClient&) = delete;
 
   // GET one object.
-  Result<nlohmann::json> get(const std::string& path);
+  Result<nlohmann::json> get(const std::string& path, const Deadline& deadline = {});
   // GET a collection ("...List" object with .items), filtered by the selectors.
-  Result<nlohmann::json> list(const std::string& path, const ListOptions& options = {});
+  Result<nlohmann::json> list(const std::string& path, const ListOptions& options = {},
+                              const Deadline& deadline = {});
   // POST to a collection path; returns the stored object (uid, resourceVersion, generated name).
-  Result<nlohmann::json> create(const std::string& path, const nlohmann::json& object);
+  Result<nlohmann::json> create(const std::string& path, const nlohmann::json& object,
+                                const Deadline& deadline = {});
   // PUT to an object path. The object's metadata.resourceVersion makes it conditional: the
   // server answers 409 when the stored object changed since it was read.
-  Result<nlohmann::json> update(const std::string& path, const nlohmann::json& object);
+  Result<nlohmann::json> update(const std::string& path, const nlohmann::json& object,
+                                const Deadline& deadline = {});
   // DELETE an object. A missing object is an error (404): callers that only want it gone check
   // isNotFound().
-  Status remove(const std::string& path);
+  Status remove(const std::string& path, const Deadline& deadline = {});
+
+  // Ends every call in flight (within about a second) and fails every later one at once, with
+  // error 104 (no answer) saying so. For shutdown; irreversible. Thread-safe.
+  void cancel();
+  bool cancelled() const { return cancelled_.load(); }
 
   const KubeConfig& config() const { return config_; }
 
@@ -81,19 +100,26 @@ class KubeClient {
     std::chrono::milliseconds retry_after{0};
   };
   Result<nlohmann::json> call(const char* method, const std::string& path,
-                              const nlohmann::json* body);
-  // One HTTP exchange. Error (http_status 0) when no answer came; `sent` says whether the
-  // request may have reached the server.
+                              const nlohmann::json* body, const Deadline& deadline);
+  // One HTTP exchange on a pooled handle, its time-out cut to `deadline`. Error (http_status 0)
+  // when no answer came; `sent` says whether the request may have reached the server.
   Result<Answer> exchange(const char* method, const std::string& url, const std::string* body,
-                          bool& sent);
+                          const Deadline& deadline, bool& sent);
+  // Waits `d` unless cancel() comes first.
+  void backoff(std::chrono::milliseconds d);
+  void* takeHandle();  // CURL*: an idle one, or a new one (null when libcurl cannot make one)
+  void returnHandle(void* handle);
 
   KubeConfig config_;
   ClientOptions options_;
+  std::mutex token_mu_;  // TokenSource is not thread-safe
   TokenSource tokens_;
-  std::mutex mu_;
   const CurlApi* curl_api_ = nullptr;  // null when libcurl could not be loaded:
   std::string curl_error_{};           // then every request fails with this
-  void* curl_ = nullptr;               // CURL*, kept so connections are reused
+  std::atomic<bool> cancelled_{false};
+  std::mutex mu_;  // guards idle_ and the cancel wake-up; never held across a request or a wait
+  std::condition_variable cancel_cv_;
+  std::vector<void*> idle_;  // CURL* handles not in use, kept so connections are reused
 };
 
 }  // namespace rdmanet::kube

@@ -168,7 +168,13 @@ int runDevicePlugin(int argc, const char* const* argv) {
     http = std::move(srv).value();
     logger(Component::kMetrics)->info("metrics listening on port {}", http->port());
   }
-  if (auto st = daemon.run(); !st.ok()) {
+  const Status st = daemon.run();
+  // Shutdown: the workers are all told to stop before any of them is waited for (in the
+  // destructors below), so that their waits overlap instead of adding up: civetweb's stop alone
+  // takes up to 2 s (its poll period), a doctor run up to DoctorRunner::kStopGrace.
+  if (doctor) doctor->requestStop();
+  if (dra.slice_client) dra.slice_client->cancel();
+  if (!st.ok()) {
     logger(Component::kServer)->error("{}", st.error().msg);
     return 2;
   }

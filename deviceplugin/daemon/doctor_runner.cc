@@ -1,6 +1,7 @@
 #include "deviceplugin/daemon/doctor_runner.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -27,69 +28,98 @@ std::chrono::milliseconds threadCpuTime() {
 }  // namespace
 
 DoctorRunner::DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink)
-    : opts_(std::move(opts)), netlink_factory_(std::move(netlink)), thread_([this] { loop(); }) {}
+    : state_(std::make_shared<State>()),
+      thread_([st = state_, opts = std::move(opts), factory = std::move(netlink)] {
+        loop(*st, opts, factory);
+        {
+          std::lock_guard lock(st->mu);
+          st->exited = true;
+        }
+        st->cv.notify_all();
+      }) {}
+
+void DoctorRunner::requestStop() {
+  if (stop_requested_) return;
+  stop_requested_ = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(state_->mu);
+    state_->stop = true;
+  }
+  state_->cancel = true;
+  state_->cv.notify_all();
+  // Back from SCHED_IDLE: on a busy node the run would otherwise get no CPU to notice the cancel.
+  sched_param normal{};
+  (void)pthread_setschedparam(thread_.native_handle(), SCHED_OTHER, &normal);
+}
 
 DoctorRunner::~DoctorRunner() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
+  requestStop();
+  std::unique_lock lock(state_->mu);
+  if (state_->cv.wait_until(lock, *stop_requested_ + kStopGrace,
+                            [this] { return state_->exited; })) {
+    lock.unlock();
+    thread_.join();
+    return;
   }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  lock.unlock();
+  logger(Component::kDoctor)
+      ->warn("the doctor run in progress did not stop within {} ms: abandoning it",
+             kStopGrace.count());
+  thread_.detach();
 }
 
 std::string DoctorRunner::render() const {
-  std::lock_guard lock(mu_);
-  return text_;
+  std::lock_guard lock(state_->mu);
+  return state_->text;
 }
 
 uint64_t DoctorRunner::runs() const {
-  std::lock_guard lock(mu_);
-  return runs_;
+  std::lock_guard lock(state_->mu);
+  return state_->runs;
 }
 
 bool DoctorRunner::holding() const {
-  std::lock_guard lock(mu_);
-  return holding_;
+  std::lock_guard lock(state_->mu);
+  return state_->holding;
 }
 
 void DoctorRunner::release() {
   {
-    std::lock_guard lock(mu_);
-    released_ = true;
+    std::lock_guard lock(state_->mu);
+    state_->released = true;
   }
-  cv_.notify_all();
+  state_->cv.notify_all();
 }
 
-void DoctorRunner::loop() {
+void DoctorRunner::loop(State& st, const DoctorRunnerOptions& opts, const NetlinkFactory& factory) {
   auto log = logger(Component::kDoctor);
   // Linux applies this to the calling thread only: the daemon's other threads keep their
   // priority, and the doctor gets only CPU time they leave.
   sched_param idle{};
   if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0) log->debug("SCHED_IDLE: {}", strerror(errno));
   {
-    std::unique_lock lock(mu_);
-    if (opts_.hold.count() > 0) {
-      holding_ = true;
-      cv_.wait_for(lock, opts_.hold, [this] { return stop_ || released_; });
-      holding_ = false;
+    std::unique_lock lock(st.mu);
+    if (opts.hold.count() > 0) {
+      st.holding = true;
+      st.cv.wait_for(lock, opts.hold, [&st] { return st.stop || st.released; });
+      st.holding = false;
     }
-    if (stop_) return;
+    if (st.stop) return;
   }
   std::unique_ptr<Netlink> netlink;
-  if (netlink_factory_) {
-    if (auto nl = netlink_factory_(); nl.ok()) {
+  if (factory) {
+    if (auto nl = factory(); nl.ok()) {
       netlink = std::move(nl).value();
     } else {
       log->warn("no netlink socket ({}): the DCB checks will say UNKNOWN", nl.error().msg);
     }
   }
-  const Sysfs sysfs(opts_.sysfs_root);
+  const Sysfs sysfs(opts.sysfs_root);
   // Pause and verbs read the real machine: only with the real sysfs root, so a simulated node's
   // run is not mixed with this host's devices. Null: pause UNKNOWN, RDMA facts from sysfs.
   std::unique_ptr<PauseReader> pause;
   std::unique_ptr<RdmaVerbs> verbs;
-  if (opts_.sysfs_root.lexically_normal() == "/") {
+  if (opts.sysfs_root.lexically_normal() == "/") {
     if (auto p = EthtoolPauseReader::open(); p.ok()) {
       pause = std::move(p).value();
     } else {
@@ -108,9 +138,11 @@ void DoctorRunner::loop() {
                            .netlink = netlink.get(),
                            .verbs = verbs.get(),
                            .pause = pause.get(),
-                           .options = opts_.doctor,
+                           .options = opts.doctor,
                            .baseline = previous ? &*previous : nullptr,
-                           .now_unix = static_cast<int64_t>(std::time(nullptr))});
+                           .now_unix = static_cast<int64_t>(std::time(nullptr)),
+                           .cancel = &st.cancel});
+    if (st.cancel) return;  // an incomplete report: not for /metrics
     std::string text = doctor::renderPrometheus(report);
     const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - started);
@@ -134,11 +166,11 @@ void DoctorRunner::loop() {
     // longer without costing more, and must not be pushed back for it.
     const auto cpu = threadCpuTime() - cpu_started;
     const auto pause = std::max<std::chrono::milliseconds>(
-        opts_.interval, cpu * 100 / std::max(1, opts_.max_cpu_percent));
-    std::unique_lock lock(mu_);
-    text_ = std::move(text);
-    ++runs_;
-    if (cv_.wait_for(lock, pause, [this] { return stop_; })) return;
+        opts.interval, cpu * 100 / std::max(1, opts.max_cpu_percent));
+    std::unique_lock lock(st.mu);
+    st.text = std::move(text);
+    ++st.runs;
+    if (st.cv.wait_for(lock, pause, [&st] { return st.stop; })) return;
   }
 }
 

@@ -9,9 +9,16 @@
 // belongs to one netns and the daemon never setns's a shared thread. render() is thread-safe and
 // never blocks on a run in progress: it returns the last finished run's text.
 //
+// Stopping is bounded (the daemon must exit within seconds of SIGTERM): the destructor cancels
+// the run in progress, which ends at its next check, and first puts the thread back to normal
+// priority, since a run at SCHED_IDLE on a busy node gets no CPU to get there (such a run once
+// held up the daemon's exit by 7.6 s). A run stuck longer than kStopGrace (a read that blocks)
+// is abandoned: the thread is detached and owns everything it touches.
+//
 // Counter deltas are per interval: each run gets the previous run's counters as its baseline,
 // so rdmanet_doctor_counter_delta is the growth since the previous run (absent after the first).
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -19,6 +26,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -47,10 +55,18 @@ using NetlinkFactory = std::function<Result<std::unique_ptr<Netlink>>()>;
 
 class DoctorRunner {
  public:
+  // How long the destructor waits for a cancelled run before abandoning it.
+  static constexpr std::chrono::milliseconds kStopGrace{1000};
+
   // Starts the thread; the first run begins at once. The signal mask of the caller is inherited,
-  // so start it after the daemon blocked its signals.
+  // so start it after the daemon blocked its signals. `netlink` is called on the runner's thread
+  // and may outlive the runner (see above).
   DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink);
-  ~DoctorRunner();  // stops and joins; a run in progress finishes first
+  ~DoctorRunner();  // requestStop(), then waits for the thread until kStopGrace after the request
+
+  // Cancels a run in progress and ends the thread, without waiting: shutdown calls it first, so
+  // that the grace period runs while the rest of the daemon stops. Idempotent, thread-safe.
+  void requestStop();
   DoctorRunner(const DoctorRunner&) = delete;
   DoctorRunner& operator=(const DoctorRunner&) = delete;
 
@@ -65,17 +81,23 @@ class DoctorRunner {
   bool holding() const;
 
  private:
-  void loop();
+  // What the thread shares with the runner: the thread holds it too, so an abandoned thread
+  // never touches a destroyed runner.
+  struct State {
+    mutable std::mutex mu;
+    std::condition_variable cv;
+    bool stop = false;
+    bool released = false;
+    bool holding = false;
+    bool exited = false;
+    std::string text;
+    uint64_t runs = 0;
+    std::atomic<bool> cancel{false};
+  };
+  static void loop(State& st, const DoctorRunnerOptions& opts, const NetlinkFactory& factory);
 
-  const DoctorRunnerOptions opts_;
-  NetlinkFactory netlink_factory_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  bool released_ = false;
-  bool holding_ = false;
-  std::string text_;
-  uint64_t runs_ = 0;
+  std::shared_ptr<State> state_;
+  std::optional<std::chrono::steady_clock::time_point> stop_requested_;  // owner's thread only
   std::thread thread_;  // last: starts after every other member exists
 };
 

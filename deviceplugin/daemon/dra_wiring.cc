@@ -28,12 +28,13 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   // libcurl is loaded here rather than at the first request, so a node without it fails at start.
   if (auto curl = kube::libcurl(); !curl.ok()) return curl.error();
   DraWiring w;
-  w.client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
-  w.claims = std::make_unique<KubeClaimReader>(*w.client);
+  w.claim_client = std::make_unique<kube::KubeClient>(*cfg);
+  w.slice_client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
+  w.claims = std::make_unique<KubeClaimReader>(*w.claim_client);
   dra::PublisherOptions po;
   po.driver = flags.driver_name;
   po.node_name = node;
-  w.slices = std::make_unique<SliceWorker>(*w.client, std::move(po), flags.sysfs_root);
+  w.slices = std::make_unique<SliceWorker>(*w.slice_client, std::move(po), flags.sysfs_root);
   w.front = std::make_unique<DraFront>(
       DraFrontOptions{.kubelet_dir = flags.kubelet_dir,
                       .driver = flags.driver_name,

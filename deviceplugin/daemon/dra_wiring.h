@@ -1,7 +1,10 @@
 #pragma once
 // The DRA front as the daemon runs it (--api dra): the node name (flag or $NODE_NAME), the API
 // server (--kubeconfig or the pod's service account), the claim reader and the ResourceSlice
-// publisher over it, kept alive together for as long as the front.
+// publisher, kept alive together for as long as the front.
+//
+// Each of the two gets an API client of its own: a publish that is retrying or stalled never
+// delays a claim's GET, which kubelet's deadline bounds, and shutdown can cancel each alone.
 
 #include <memory>
 
@@ -14,7 +17,26 @@
 namespace rdmanet::dp {
 
 struct DraWiring {
-  std::unique_ptr<kube::KubeClient> client{};
+  DraWiring() = default;
+  DraWiring(DraWiring&&) = default;
+  // The old set is torn down first, each part before what it uses (as the destructor does):
+  // a member-wise assignment would free the clients while the old front and worker use them.
+  DraWiring& operator=(DraWiring&& other) noexcept {
+    front.reset();
+    slices.reset();
+    claims.reset();
+    slice_client.reset();
+    claim_client.reset();
+    claim_client = std::move(other.claim_client);
+    slice_client = std::move(other.slice_client);
+    claims = std::move(other.claims);
+    slices = std::move(other.slices);
+    front = std::move(other.front);
+    return *this;
+  }
+
+  std::unique_ptr<kube::KubeClient> claim_client{};
+  std::unique_ptr<kube::KubeClient> slice_client{};
   std::unique_ptr<KubeClaimReader> claims{};
   std::unique_ptr<SliceWorker> slices{};
   std::unique_ptr<DraFront> front{};

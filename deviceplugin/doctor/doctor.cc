@@ -69,24 +69,20 @@ DoctorReport runDoctor(const DoctorInputs& in, const NodeInventory& inv) {
                     .pause = in.pause,
                     .baseline = in.baseline,
                     .now_unix = in.now_unix};
+  const auto cancelled = [&] { return in.cancel != nullptr && in.cancel->load(); };
   collectDevices(inv, ctx.ports, ctx.gpus);
   for (auto& p : ctx.ports) {
+    if (cancelled()) return {};
     if (p.rdma) p.facts = rdmaFacts(in.verbs, in.sysfs, *p.rdma);
   }
   DoctorReport out;
-  checkLinks(ctx, out);
-  checkRdmaPorts(ctx, out);
-  checkMtu(ctx, out);
-  checkMtuChain(ctx, out);
-  checkLossless(ctx, out);
-  checkPause(ctx, out);
-  checkEcn(ctx, out);
-  checkNuma(ctx, out);
-  checkTopology(ctx, out);
-  checkAcs(ctx, out);
-  checkGpuDirect(ctx, out);
-  checkCpu(ctx, out);
-  checkCounters(ctx, out);
+  // In this order: the pause and ECN checks read the "pfc" results checkLossless appended.
+  for (auto* check :
+       {checkLinks, checkRdmaPorts, checkMtu, checkMtuChain, checkLossless, checkPause, checkEcn,
+        checkNuma, checkTopology, checkAcs, checkGpuDirect, checkCpu, checkCounters}) {
+    if (cancelled()) return out;
+    check(ctx, out);
+  }
   return out;
 }
 

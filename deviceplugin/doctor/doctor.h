@@ -27,6 +27,7 @@
 // PauseReader::pause() per port and one RdmaVerbs::query() per data port's RDMA device (open,
 // query, close). Cost: a few hundred small file reads per run; fine every 30 s or more.
 
+#include <atomic>
 #include <cstdint>
 
 #include "common/base/sysfs.h"
@@ -59,6 +60,9 @@ struct DoctorInputs {
   // absolute values only.
   const CounterSnapshot* baseline = nullptr;
   int64_t now_unix = 0;  // stamped on the snapshot this run takes
+  // Raised from another thread (the daemon stopping): the run ends at the next check, and its
+  // report is incomplete. nullptr: the run always completes.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 // How the doctor scans: the checks look at PFs and GPUs only (VFs belong to pods), so VFs are

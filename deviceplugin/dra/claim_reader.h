@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/base/deadline.h"
 #include "common/base/result.h"
 
 namespace rdmanet::dp {
@@ -20,9 +21,15 @@ struct ClaimRef {
 class ClaimReader {
  public:
   virtual ~ClaimReader() = default;
-  // The ResourceClaim object (resource.k8s.io/v1) as the API server returns it. Thread-safe
-  // (kubelet may prepare claims in parallel). Errors carry the cause (not found, unreachable).
-  virtual Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name) = 0;
+  // The ResourceClaim object (resource.k8s.io/v1) as the API server returns it, by `deadline`
+  // (kubelet's) at the latest. Thread-safe and concurrent: kubelet prepares claims in parallel,
+  // and a slow read never holds up another. Errors carry the cause (not found, unreachable, the
+  // deadline passed).
+  virtual Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name,
+                                          const Deadline& deadline) = 0;
+  // Ends the reads in flight (within about a second) and fails later ones: for shutdown, so that
+  // the gRPC server's stop does not wait for a stalled API server.
+  virtual void cancel() = 0;
 };
 
 }  // namespace rdmanet::dp

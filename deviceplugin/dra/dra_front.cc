@@ -79,6 +79,9 @@ Status DraFront::start() {
 }
 
 void DraFront::stop() {
+  // A prepare waiting for a stalled API server would hold up the gRPC server's stop, which waits
+  // for its handlers: end their reads first.
+  if (deps_.claims) deps_.claims->cancel();
   if (registration_) registration_->stop();
   registration_.reset();
   state_.stop();
@@ -268,6 +271,9 @@ void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
   state_.publish(std::move(inv));
   if (!applied_) {
     applied_ = true;
+    // The devices are known now: make the checkpoint's claims whole again (a reboot empties the
+    // CDI dir) before kubelet, which learns of the driver at registration, asks for any of them.
+    preparer_.restoreSpecs();
     serveRegistration();
   }
   if (deps_.publisher) deps_.publisher->publish(state_.current(), opts_.allow_multiple_allocations);

@@ -24,18 +24,30 @@ ClaimRef refOf(const dra::Claim& c) {
   return {.ns = c.namespace_(), .uid = c.uid(), .name = c.name()};
 }
 
+// The call's deadline on our monotonic clock (gRPC gives it in wall-clock time); none when the
+// caller set none (gRPC then reports the far future).
+Deadline deadlineOf(const grpc::ServerContext& ctx) {
+  const auto wall = ctx.deadline();
+  const auto now = std::chrono::system_clock::now();
+  if (wall - now > std::chrono::hours(24)) return {};
+  return {std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall - now)};
+}
+
 class DraPluginService final : public dra::DRAPlugin::Service {
  public:
   explicit DraPluginService(ClaimPreparer& preparer)
       : preparer_(preparer), log_(logger(Component::kServer)) {}
 
   // Every claim gets an entry: an error in its own `error`, never for the whole call.
-  grpc::Status NodePrepareResources(grpc::ServerContext*,
+  grpc::Status NodePrepareResources(grpc::ServerContext* ctx,
                                     const dra::NodePrepareResourcesRequest* req,
                                     dra::NodePrepareResourcesResponse* out) override {
+    // Kubelet gives up on the call at its deadline (45 s): no claim may be committed after it.
+    const Deadline deadline = deadlineOf(*ctx);
     for (const dra::Claim& c : req->claims()) {
       dra::NodePrepareResourceResponse& r = (*out->mutable_claims())[c.uid()];
-      auto p = preparer_.prepare(refOf(c));
+      auto p = preparer_.prepare(refOf(c), deadline);
       if (!p.ok()) {
         log_->warn("prepare {}/{} ({}): {}", c.namespace_(), c.name(), c.uid(), p.error().msg);
         r.set_error(p.error().msg);
@@ -85,7 +97,16 @@ class HealthService final : public health::DRAResourceHealth::Service {
   grpc::Status NodeWatchResources(
       grpc::ServerContext* ctx, const health::NodeWatchResourcesRequest*,
       grpc::ServerWriter<health::NodeWatchResourcesResponse>* writer) override {
+    // Kubelet takes the first message as the state of every device. A stream opened before the
+    // daemon's first scan reached the front (dra.sock is served from start-up) would list none:
+    // the first message waits for the first published version.
     auto inv = state_.current();
+    while (inv->version == 0) {
+      auto first = state_.waitNewer(0, std::chrono::milliseconds(250));
+      if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
+      if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+      if (first) inv = std::move(first);
+    }
     log_->info("NodeWatchResources opened: {} devices", inv->devices.size());
     auto sent_at = std::chrono::steady_clock::now();
     if (!writer->Write(response(*inv))) return grpc::Status::OK;

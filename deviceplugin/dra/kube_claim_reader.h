@@ -1,7 +1,8 @@
 #pragma once
 // KubeClaimReader: ClaimReader over the Kubernetes REST client (common/kube/client.h).
 // GET /apis/resource.k8s.io/v1/namespaces/<ns>/resourceclaims/<name>; the client's time-outs
-// and retries apply.
+// and retries apply, cut to the caller's deadline. The client should be the reader's alone:
+// cancel() cancels it.
 
 #include "common/kube/client.h"
 #include "deviceplugin/dra/claim_reader.h"
@@ -14,7 +15,9 @@ class KubeClaimReader final : public ClaimReader {
   explicit KubeClaimReader(kube::KubeClient& client) : client_(client) {}
   // Error 7 for a namespace or name that is not a DNS subdomain (it would not be a path
   // segment); the client's error (104, with the HTTP status) otherwise.
-  Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name) override;
+  Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name,
+                                  const Deadline& deadline) override;
+  void cancel() override { client_.cancel(); }
 
  private:
   kube::KubeClient& client_;

@@ -2,17 +2,29 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "common/kube/names.h"
 #include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
-#include "deviceplugin/dra/request_env.h"
-#include "deviceplugin/pools/allocate.h"
+#include "deviceplugin/dra/claim_render.h"
+#include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
 
 namespace {
+
+// Kubelet's end of the call reaches its deadline a little before ours does (the deadline crosses
+// a socket): commit only with at least this much left.
+constexpr std::chrono::milliseconds kCommitMargin{100};
+
+bool tooLateToCommit(const Deadline& d) { return d.at && d.left(kCommitMargin) < kCommitMargin; }
+
+namespace fs = std::filesystem;
+
+Error tooLate(const ClaimRef& ref, std::string_view step) {
+  return makeError(ErrorCode::kTryAgainLater,
+                   fmt::format("claim {}/{}: kubelet's deadline passed {}; nothing was prepared",
+                               ref.ns, ref.name, step));
+}
 
 Status checkRef(const ClaimRef& ref) {
   if (!isValidClaimUid(ref.uid)) {
@@ -30,9 +42,56 @@ Status checkRef(const ClaimRef& ref) {
 ClaimPreparer::ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state)
     : opts_(std::move(opts)), reader_(reader), state_(state), checkpoint_(opts_.checkpoint) {}
 
+RenderOptions ClaimPreparer::renderOptions() const {
+  return {.driver = opts_.driver, .node = opts_.node, .cdi_dir = opts_.cdi_dir};
+}
+
 Status ClaimPreparer::start() {
   std::lock_guard lk(mu_);
-  return checkpoint_.load();
+  RDMANET_RETURN_IF_ERROR(checkpoint_.load());
+  sweepOrphanSpecs();
+  return okStatus();
+}
+
+void ClaimPreparer::sweepOrphanSpecs() {
+  // A spec no checkpoint entry owns was left by a crash between the spec write and the
+  // checkpoint write: its prepare never answered kubelet, and nothing will unprepare it.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(opts_.cdi_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    constexpr std::string_view kPrefix = "rdmanet.io-rdma_", kSuffix = ".json";
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) continue;
+    const std::string uid =
+        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (!isValidClaimUid(uid) || claimSpecFileName(uid) != name || checkpoint_.find(uid)) continue;
+    if (removeClaimCdiSpec(e.path()).ok()) {
+      logger(Component::kKubelet)->info("removed {}: no prepared claim owns it", e.path().string());
+    }
+  }
+}
+
+Status ClaimPreparer::restoreSpec(const PreparedClaim& c) {
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
+                           renderClaim(c.ref, allocationOf(c), *state_.current(), renderOptions()));
+  return writeClaimCdiSpec(c.cdi_spec, r.cdi);
+}
+
+void ClaimPreparer::restoreSpecs() {
+  std::lock_guard lk(mu_);
+  auto log = logger(Component::kKubelet);
+  for (const auto& [uid, c] : checkpoint_.claims()) {
+    std::error_code ec;
+    if (fs::exists(c.cdi_spec, ec)) continue;
+    // After a reboot /var/run/cdi (a tmpfs) is empty while the checkpoint still lists the claim:
+    // kubelet would hand the runtime CDI ids whose spec no longer exists.
+    if (auto st = restoreSpec(c); st.ok()) {
+      log->info("claim {}/{} ({}): its CDI spec was gone; written again", c.ref.ns, c.ref.name,
+                uid);
+    } else {
+      log->error("claim {}/{} ({}): its CDI spec is gone and cannot be written again: {}", c.ref.ns,
+                 c.ref.name, uid, st.error().msg);
+    }
+  }
 }
 
 size_t ClaimPreparer::preparedCount() const {
@@ -40,71 +99,56 @@ size_t ClaimPreparer::preparedCount() const {
   return checkpoint_.claims().size();
 }
 
-Result<PreparedClaim> ClaimPreparer::build(const ClaimRef& ref, const nlohmann::json& claim) const {
-  RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
-  const auto inv = state_.current();
-  // Each top-level request with its devices, in the order of the results. A device twice in one
-  // request (a shareable PF) is one device to the container.
-  std::vector<std::pair<std::string, std::vector<const NodeDevice*>>> requests;
-  for (const AllocatedDevice& r : results) {
-    const NodeDevice* d = inv->find(r.device);
-    if (!d) {
-      return makeError(ErrorCode::kDeviceNotFound,
-                       fmt::format("claim {}/{}: device {} is not a device of {} on node {}",
-                                   ref.ns, ref.name, r.device, opts_.driver, opts_.node));
-    }
-    const std::string_view req = baseRequest(r.request);
-    auto it = std::find_if(requests.begin(), requests.end(),
-                           [&](const auto& q) { return q.first == req; });
-    if (it == requests.end()) it = requests.insert(requests.end(), {std::string(req), {}});
-    if (std::find(it->second.begin(), it->second.end(), d) == it->second.end()) {
-      it->second.push_back(d);
-    }
-  }
-  PreparedClaim out{.ref = ref, .cdi_spec = opts_.cdi_dir / claimSpecFileName(ref.uid)};
-  std::vector<CdiDevice> cdi, envs;
-  for (const auto& [req, devs] : requests) {
-    RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(*inv, devs));
-    const std::string env_name = requestCdiName(ref.uid, req);
-    envs.push_back({.name = env_name, .edits = {.envs = std::move(env)}});
-    for (const NodeDevice* d : devs) {
-      const std::string name = deviceCdiName(ref.uid, d->name);
-      // A device of several requests (shareable) has one CDI device, and one entry per request
-      // for kubelet: each entry brings its own request's env only.
-      if (std::none_of(cdi.begin(), cdi.end(),
-                       [&](const CdiDevice& c) { return c.name == name; })) {
-        RDMANET_ASSIGN_OR_RETURN(ContainerAllocation own,
-                                 buildAllocation(*inv->pool(d->pool), {d->device.id}, {}));
-        own.envs.clear();  // the request's env device carries it
-        cdi.push_back({.name = name, .edits = std::move(own)});
-      }
-      out.devices.push_back({.request_names = {req},
-                             .pool_name = opts_.node,
-                             .device_name = d->name,
-                             .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)}});
-    }
-  }
-  cdi.insert(cdi.end(), std::make_move_iterator(envs.begin()), std::make_move_iterator(envs.end()));
-  RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(out.cdi_spec, cdi));
-  return out;
+Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c) {
+  // The spec may be gone (a reboot emptied the tmpfs since start-up): make it again first.
+  std::error_code ec;
+  if (!fs::exists(c.cdi_spec, ec)) RDMANET_RETURN_IF_ERROR(restoreSpec(c));
+  return c;
 }
 
-Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref) {
+Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
   RDMANET_RETURN_IF_ERROR(checkRef(ref));
   {
     std::lock_guard lk(mu_);
-    if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return *c;
+    if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
+    ++in_flight_[ref.uid].prepares;
   }
-  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name));
+  // However this call ends, it is no longer in flight.
+  struct Done {
+    ClaimPreparer& p;
+    const std::string& uid;
+    ~Done() {
+      std::lock_guard lk(p.mu_);
+      if (--p.in_flight_[uid].prepares == 0) p.in_flight_.erase(uid);
+    }
+  } done{*this, ref.uid};
+  // Outside the lock: a slow GET must not hold up other claims.
+  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name, deadline));
+  RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
   std::lock_guard lk(mu_);
   // A concurrent call for the same claim may have finished meanwhile: answer the same.
-  if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return *c;
-  RDMANET_ASSIGN_OR_RETURN(PreparedClaim prepared, build(ref, claim));
-  if (auto st = checkpoint_.put(prepared); !st.ok()) {
-    (void)removeClaimCdiSpec(prepared.cdi_spec);  // nothing left behind
+  if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
+  if (in_flight_[ref.uid].unprepared) {
+    return makeError(ErrorCode::kTryAgainLater,
+                     fmt::format("claim {}/{}: unprepared while it was being prepared; nothing "
+                                 "was prepared",
+                                 ref.ns, ref.name));
+  }
+  if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
+                           renderClaim(ref, results, *state_.current(), renderOptions()));
+  // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
+  // the start-up sweep find a spec without an entry by its file name).
+  RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
+  if (tooLateToCommit(deadline)) {
+    (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+    return tooLate(ref, "while its CDI spec was written");
+  }
+  if (auto st = checkpoint_.put(r.prepared); !st.ok()) {
+    (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
     return st.error();
   }
-  return prepared;
+  return std::move(r.prepared);
 }
 
 Status ClaimPreparer::unprepare(const ClaimRef& ref) {
@@ -112,6 +156,9 @@ Status ClaimPreparer::unprepare(const ClaimRef& ref) {
     return makeError(ErrorCode::kInvalidConfig, "claim UID is empty or malformed");
   }
   std::lock_guard lk(mu_);
+  // A prepare of this claim still reading it must not commit after this: it would leave what
+  // this unprepare removes.
+  if (auto it = in_flight_.find(ref.uid); it != in_flight_.end()) it->second.unprepared = true;
   const PreparedClaim* c = checkpoint_.find(ref.uid);
   // The UID's own file too: a crash between the spec write and the checkpoint write left it.
   RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(opts_.cdi_dir / claimSpecFileName(ref.uid)));

@@ -18,7 +18,7 @@ constexpr auto kMaxRetry = 30000ms;
 
 SliceWorker::SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
                          std::filesystem::path sysfs_root)
-    : publisher_(client, std::move(options)), sysfs_(std::move(sysfs_root)) {
+    : client_(client), publisher_(client, std::move(options)), sysfs_(std::move(sysfs_root)) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -28,6 +28,8 @@ SliceWorker::~SliceWorker() {
     quit_ = true;
   }
   cv_.notify_all();
+  // A publish in flight would otherwise run to the end of its requests' time-outs and retries.
+  client_.cancel();
   thread_.join();
 }
 
@@ -80,6 +82,7 @@ void SliceWorker::loop() {
     // the main heap's top is trimmed). Return it, or it stays resident until the next publish.
     malloc_trim(0);
     std::lock_guard lk(mu_);
+    if (quit_) return;  // a publish cancelled by the destructor: nothing to retry or report
     if (!r.ok()) {
       ++status_.failures;
       std::string msg = r.error().msg;

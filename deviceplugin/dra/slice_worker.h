@@ -11,6 +11,8 @@
 //   failure is logged once.
 // - When the API server drops device taints (DRADeviceTaints off) or allowMultipleAllocations
 //   (DRAConsumableCapacity off), that is logged once, naming the gate.
+// - Destruction is bounded: it cancels the client, which ends a publish in flight (its request
+//   and its retries) within about a second, and leaves the slices as the server has them.
 
 #include <chrono>
 #include <condition_variable>
@@ -36,7 +38,8 @@ struct SliceWorkerStatus {
 
 class SliceWorker final : public DevicePublisher {
  public:
-  // `client` must outlive the worker. `sysfs_root` is read for the standard attributes.
+  // `client` must outlive the worker and serve it alone: the destructor cancels it.
+  // `sysfs_root` is read for the standard attributes.
   SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
               std::filesystem::path sysfs_root);
   ~SliceWorker() override;
@@ -48,6 +51,7 @@ class SliceWorker final : public DevicePublisher {
  private:
   void loop();
 
+  kube::KubeClient& client_;
   dra::SlicePublisher publisher_;
   Sysfs sysfs_;
   mutable std::mutex mu_;

@@ -115,6 +115,12 @@ void FakeApiServer::hang(const std::string& method, const std::string& path, int
           {{"method", method}, {"path", path}, {"hang_ms", hang_ms}, {"count", count}});
 }
 
+void FakeApiServer::delay(const std::string& method, const std::string& path, int delay_ms,
+                          int count) {
+  control("/_control/faults",
+          {{"method", method}, {"path", path}, {"delay_ms", delay_ms}, {"count", count}});
+}
+
 void FakeApiServer::setGate(const std::string& gate, bool on) {
   control("/_control/gates", {{gate, on}});
 }

@@ -34,9 +34,11 @@ class FakeApiServer {
   kube::KubeConfig config() const;
 
   // Test controls (see apiserver.mjs): the next `count` requests matching method/path fail with
-  // `status`, or (hang_ms > 0) get no answer and are dropped after hang_ms.
+  // `status`, or (hang_ms > 0) get no answer and are dropped after hang_ms, or (delay) are
+  // answered as usual only after delay_ms.
   void fail(const std::string& method, const std::string& path, int status, int count = 1);
   void hang(const std::string& method, const std::string& path, int hang_ms, int count = 1);
+  void delay(const std::string& method, const std::string& path, int delay_ms, int count = 1);
   void setGate(const std::string& gate, bool on);
   void setTokens(const std::vector<std::string>& tokens);
   // {"requests":{"GET":n,...},"writes":n}

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <future>
+#include <thread>
 
 #include "common/kube/api_error.h"
 #include "tests/fakes/fake_apiserver.h"
@@ -273,6 +275,78 @@ TEST_F(ClientTest, RelativePathIsRefusedWithoutARequest) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kInternal);
   EXPECT_EQ(server_.stats()["requests"].value("GET", 0), 0);
+}
+
+// Issue 23: calls used to be serialised across the whole request, retries and backoff
+// included, so one stalled GET held up every other call of the client.
+TEST_F(ClientTest, AStalledRequestDoesNotHoldUpAnotherOnTheSameClient) {
+  KubeClient c(server_.config(), {.request_timeout = milliseconds(5000), .retry = {}});
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("fast")).ok());
+  server_.hang("GET", "/api/v1/nodes/slow", 5000, 4);
+  auto slow = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/slow"); });
+  // Wait until the stalled GET reached the server.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_.stats()["requests"].value("GET", 0) < 1 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto fast = c.get("/api/v1/nodes/fast");
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_TRUE(fast.ok()) << fast.error().msg;
+  EXPECT_LT(took, milliseconds(1000));
+  c.cancel();  // no need to wait out the stalled one
+  EXPECT_FALSE(slow.get().ok());
+}
+
+TEST_F(ClientTest, ACallEndsByTheCallersDeadline) {
+  KubeClient c(server_.config(), {.request_timeout = milliseconds(5000), .retry = {}});
+  server_.hang("GET", "/api/v1/nodes/n1", 5000, 4);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(300)));
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isNoAnswer(r.error())) << r.error().msg;
+  EXPECT_GE(took, milliseconds(250));
+  EXPECT_LT(took, milliseconds(800));
+}
+
+TEST_F(ClientTest, NoRetryStartsWhenItsBackoffWouldEndPastTheDeadline) {
+  auto c = client(/*attempts=*/4);
+  server_.fail("GET", "/api/v1/nodes/n1", 503, 4);
+  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(100)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isServerError(r.error()));
+  EXPECT_TRUE(sleeps_.empty()) << "the first backoff (200 ms) ends past the deadline";
+}
+
+// Shutdown: cancel() ends a request in flight and a backoff wait, without waiting them out.
+TEST_F(ClientTest, CancelEndsACallInFlightAndItsRetriesWithinASecond) {
+  KubeClient c(server_.config(), {.request_timeout = milliseconds(20000),
+                                  .retry = {.max_attempts = 4,
+                                            .initial_backoff = milliseconds(10000),
+                                            .max_backoff = milliseconds(10000)}});
+  server_.hang("GET", "/api/v1/nodes/n1", 20000, 1);
+  server_.fail("GET", "/api/v1/nodes/n2", 503, 4);
+  auto stalled = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n1"); });
+  auto backing_off = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n2"); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server_.stats()["requests"].value("GET", 0) < 2 &&
+         std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  c.cancel();
+  auto a = stalled.get();
+  auto b = backing_off.get();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  ASSERT_FALSE(a.ok());
+  ASSERT_FALSE(b.ok());
+  EXPECT_LT(took, milliseconds(1500));
+  EXPECT_NE(a.error().msg.find("cancelled"), std::string::npos) << a.error().msg;
+  auto later = c.get("/api/v1/nodes/n3");
+  ASSERT_FALSE(later.ok());
+  EXPECT_TRUE(isNoAnswer(later.error()));
 }
 
 }  // namespace

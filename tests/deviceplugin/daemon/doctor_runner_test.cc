@@ -5,7 +5,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
+#include <atomic>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -131,6 +134,87 @@ TEST(DoctorRunnerTest, StopsPromptlyWhileWaitingForTheNextRun) {
   const auto t0 = std::chrono::steady_clock::now();
   runner.reset();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+}
+
+// The cause of exits held up by a doctor run (issue 23): at SCHED_IDLE, a run on a busy CPU
+// gets almost no CPU time, and the runner used to wait for it to finish. Here the runner's thread
+// and a busy thread share one CPU, so the run crawls; stopping must still take under a second.
+TEST(DoctorRunnerTest, StopDuringARunStarvedOfCpuReturnsWithinASecond) {
+  DoctorNode node;
+  cpu_set_t all;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(all), &all), 0);
+  int cpu = 0;
+  while (!CPU_ISSET(cpu, &all)) ++cpu;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  // Threads made from now on inherit the one CPU: the hog and the runner's thread.
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  std::atomic<bool> hog_stop{false};
+  std::thread hog([&] {
+    while (!hog_stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  std::atomic<bool> started{false};
+  auto runner = std::make_unique<DoctorRunner>(
+      DoctorRunnerOptions{.sysfs_root = node.root(), .interval = 1h},
+      [&node, &started]() -> Result<std::unique_ptr<Netlink>> {
+        started = true;  // on the runner's thread, just before its first run
+        return std::unique_ptr<Netlink>(std::make_unique<FakeNetlink>(node.kernel()));
+      });
+  const bool in_run = eventually([&] { return started.load(); });
+  const auto t0 = std::chrono::steady_clock::now();
+  runner.reset();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  hog_stop = true;
+  hog.join();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(all), &all), 0);
+  ASSERT_TRUE(in_run);
+  EXPECT_LT(took, 1s) << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+                      << " ms";
+}
+
+// A run that cannot end (a read that blocks, here the netlink set-up) is abandoned: the daemon
+// exits anyway. The blocked call owns what it touches, so the test releases it afterwards.
+TEST(DoctorRunnerTest, StopAbandonsARunThatDoesNotEndWithinTheGrace) {
+  struct Gate {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool entered = false, open = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto runner = std::make_unique<DoctorRunner>(
+      DoctorRunnerOptions{.sysfs_root = "/nonexistent", .interval = 1h},
+      [gate]() -> Result<std::unique_ptr<Netlink>> {
+        std::unique_lock lk(gate->mu);
+        gate->entered = true;
+        gate->cv.notify_all();
+        gate->cv.wait(lk, [&] { return gate->open; });
+        return makeError(ErrorCode::kNetlinkFailure, "released by the test");
+      });
+  {
+    std::unique_lock lk(gate->mu);
+    ASSERT_TRUE(gate->cv.wait_for(lk, 10s, [&] { return gate->entered; }));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  // Today's runner would wait for the gate: open it from here after 5 s so that it fails
+  // instead of hanging.
+  std::thread opener([gate] {
+    std::unique_lock lk(gate->mu);
+    gate->cv.wait_for(lk, 5s, [&] { return gate->open; });
+    gate->open = true;
+    gate->cv.notify_all();
+  });
+  runner.reset();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  {
+    std::lock_guard lk(gate->mu);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  opener.join();
+  EXPECT_LT(took, DoctorRunner::kStopGrace + 500ms)
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
 }
 
 }  // namespace

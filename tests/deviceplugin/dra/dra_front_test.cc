@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "deviceplugin/pools/node_pools.h"
 #include "proto/kubelet/dra-health/v1/api.pb.h"
 #include "tests/deviceplugin/dra/dra_fixture.h"
 
@@ -112,6 +115,39 @@ TEST_F(DraFrontTest, AnUnchangedApplyDoesNotWakeHealthStreams) {
   clock_.advance(30s);  // a resync that finds nothing new
   daemon_->runOnce(0ms);
   EXPECT_EQ(front_->inventory()->version, version);
+}
+
+// Kubelet takes a stream's first message as the state of every device (issue 23, item 3). The
+// DRA socket is served from start-up, before the first scan reaches the front: a stream opened
+// then used to get an empty first message.
+TEST_F(DraFrontTest, AHealthStreamOpenedBeforeTheFirstScanListsEveryDeviceInItsFirstMessage) {
+  client_ = std::make_unique<kube::KubeClient>(testing::serverConfig("http://127.0.0.1:1"));
+  reader_ = std::make_unique<KubeClaimReader>(*client_);
+  front_ = std::make_unique<DraFront>(
+      DraFrontOptions{.kubelet_dir = kubelet_dir_, .node = testing::kNode, .cdi_dir = cdi_dir_},
+      DraFrontDeps{.clock = &clock_, .claims = reader_.get()});
+  ASSERT_TRUE(front_->start().ok());
+  kubelet_->watchHealthAt(front_->draSocket().string());
+  // No state yet, so no message: polled for a while (a message would come within milliseconds).
+  const auto until = std::chrono::steady_clock::now() + 500ms;
+  while (!kubelet_->firstHealthDevices() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_FALSE(kubelet_->firstHealthDevices().has_value())
+      << "a first message before any state, listing " << *kubelet_->firstHealthDevices();
+  const Sysfs sysfs(node_.root());
+  NodePools core(sysfs, defaultConfig());
+  core.rescan();
+  front_->apply(core.config(), core.build().pools);
+  const size_t devices = front_->inventory()->devices.size();
+  ASSERT_EQ(devices, 20u);  // 16 VFs and 4 shared PFs
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!kubelet_->firstHealthDevices() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(kubelet_->firstHealthDevices().has_value());
+  EXPECT_EQ(*kubelet_->firstHealthDevices(), static_cast<int>(devices));
+  kubelet_->stopHealth();
 }
 
 }  // namespace

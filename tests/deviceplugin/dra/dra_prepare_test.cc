@@ -18,6 +18,7 @@
 #include "common/kube/config.h"
 #include "deviceplugin/dra/cdi_spec.h"
 #include "tests/deviceplugin/dra/cdi_runtime.h"
+#include "tests/deviceplugin/dra/dra_binary_fixture.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 extern char** environ;
@@ -29,6 +30,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 using testing::Claim;
+using testing::DraBinaryTest;
 using testing::DraPrepareTest;
 using ::testing::ElementsAre;
 using testing::filesUnder;
@@ -138,43 +140,6 @@ TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
 }
 
 // The real binary, killed with SIGKILL after prepare, restarted, then asked to unprepare.
-class DraBinaryTest : public DraPrepareTest {
- protected:
-  void TearDown() override {
-    stopBinary(SIGTERM);
-    DraPrepareTest::TearDown();
-  }
-  void startBinary() {
-    if (kubeconfig_dir_.empty()) kubeconfig_dir_ = testing::makeTempDir("dra-kubeconfig");
-    const fs::path kubeconfig = kubeconfig_dir_ / "kubeconfig";
-    std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
-                              << "clusters: [{name: t, cluster: {server: '" << api_->url()
-                              << "'}}]\ncontexts: [{name: t, context: {cluster: t, user: t}}]\n"
-                              << "users: [{name: t, user: {token: t}}]\n";
-    std::vector<std::string> args = {RDMANET_DP_BIN,
-                                     "--api=dra",
-                                     "--node-name=" + std::string(kNode),
-                                     "--kubeconfig=" + kubeconfig.string(),
-                                     "--kubelet-dir=" + kubelet_dir_.string(),
-                                     "--cdi-dir=" + cdi_dir_.string(),
-                                     "--sysfs-root=" + node_.root().string(),
-                                     "--metrics-addr=off",
-                                     "--doctor-interval=0"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ASSERT_EQ(posix_spawn(&pid_, RDMANET_DP_BIN, nullptr, nullptr, argv.data(), environ), 0);
-  }
-  void stopBinary(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    ::waitpid(pid_, nullptr, 0);
-    pid_ = -1;
-  }
-  pid_t pid_ = -1;
-  fs::path kubeconfig_dir_;
-};
-
 TEST_F(DraBinaryTest, KillDashNineBetweenPrepareAndUnprepareLeavesNothingAfterARestart) {
   api_->createNode(kNode);
   startBinary();

@@ -188,7 +188,8 @@ std::string FakeDraKubelet::lastError() const {
 
 // One DRAPlugin call with the claims; nullopt (and lastError()) when the call itself failed.
 template <typename Resp, typename Req, typename Call>
-std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Call call) {
+std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Call call,
+                                            std::chrono::milliseconds timeout) {
   auto stub = dra::DRAPlugin::NewStub(dial(endpoint()));
   Req req;
   for (const Claim& c : claims) {
@@ -198,7 +199,7 @@ std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Ca
     pc->set_name(c.name);
   }
   Resp resp;
-  auto ctx = callContext(10s);
+  auto ctx = callContext(timeout);
   if (auto st = ((*stub).*call)(ctx.get(), req, &resp); !st.ok()) {
     std::lock_guard lk(mu_);
     last_error_ = st.error_message();
@@ -208,32 +209,36 @@ std::optional<Resp> FakeDraKubelet::callDra(const std::vector<Claim>& claims, Ca
 }
 
 std::optional<dra::NodePrepareResourcesResponse> FakeDraKubelet::prepare(
-    const std::vector<Claim>& claims) {
+    const std::vector<Claim>& claims, std::chrono::milliseconds timeout) {
   return callDra<dra::NodePrepareResourcesResponse, dra::NodePrepareResourcesRequest>(
-      claims, &dra::DRAPlugin::Stub::NodePrepareResources);
+      claims, &dra::DRAPlugin::Stub::NodePrepareResources, timeout);
 }
 
 std::optional<dra::NodeUnprepareResourcesResponse> FakeDraKubelet::unprepare(
     const std::vector<Claim>& claims) {
   return callDra<dra::NodeUnprepareResourcesResponse, dra::NodeUnprepareResourcesRequest>(
-      claims, &dra::DRAPlugin::Stub::NodeUnprepareResources);
+      claims, &dra::DRAPlugin::Stub::NodeUnprepareResources, 10s);
 }
 
-void FakeDraKubelet::watchHealth() {
+void FakeDraKubelet::watchHealth() { watchHealthAt(endpoint()); }
+
+void FakeDraKubelet::watchHealthAt(const std::string& socket) {
   stopHealth();
   health_stop_ = false;
   auto ctx = std::make_shared<grpc::ClientContext>();
   {
     std::lock_guard lk(mu_);
     health_ctx_ = ctx;
+    first_health_devices_.reset();
   }
-  health_thread_ = std::thread([this, ctx] {
-    auto stub = ::v1::DRAResourceHealth::NewStub(dial(endpoint()));
+  health_thread_ = std::thread([this, ctx, socket] {
+    auto stub = ::v1::DRAResourceHealth::NewStub(dial(socket));
     ::v1::NodeWatchResourcesRequest req;
     auto reader = stub->NodeWatchResources(ctx.get(), req);
     ::v1::NodeWatchResourcesResponse resp;
     while (!health_stop_ && reader->Read(&resp)) {
       std::lock_guard lk(mu_);
+      if (!first_health_devices_) first_health_devices_ = resp.devices_size();
       health_.clear();  // each answer is the complete list
       for (const auto& d : resp.devices()) {
         health_[d.device().device_name()] = {d.health(), d.message()};
@@ -270,6 +275,11 @@ std::optional<DeviceHealth> FakeDraKubelet::health(const std::string& name) cons
   auto it = health_.find(name);
   if (it == health_.end()) return std::nullopt;
   return it->second;
+}
+
+std::optional<int> FakeDraKubelet::firstHealthDevices() const {
+  std::lock_guard lk(mu_);
+  return first_health_devices_;
 }
 
 int FakeDraKubelet::healthUpdates() const {

@@ -61,14 +61,19 @@ class FakeDraKubelet {
   std::vector<std::string> versions() const;
 
   // gRPC status errors come back as nullopt (the test prints `lastError()`).
+  // `timeout`: the call's gRPC deadline (kubelet's is 45 s).
   std::optional<k8s::io::kubelet::pkg::apis::dra::v1::NodePrepareResourcesResponse> prepare(
-      const std::vector<Claim>& claims);
+      const std::vector<Claim>& claims,
+      std::chrono::milliseconds timeout = std::chrono::seconds(10));
   std::optional<k8s::io::kubelet::pkg::apis::dra::v1::NodeUnprepareResourcesResponse> unprepare(
       const std::vector<Claim>& claims);
   std::string lastError() const;
 
-  // Opens the health stream (again).
+  // Opens the health stream (again), on the registered endpoint or on `socket`.
   void watchHealth();
+  void watchHealthAt(const std::string& socket);
+  // How many devices the current stream's first message listed; nullopt before it came.
+  std::optional<int> firstHealthDevices() const;
   void stopHealth();
   // Waits until device `name` last reported `health`.
   bool waitHealth(const std::string& name, int health, std::chrono::milliseconds timeout) const;
@@ -77,7 +82,8 @@ class FakeDraKubelet {
 
  private:
   template <typename Resp, typename Req, typename Call>
-  std::optional<Resp> callDra(const std::vector<Claim>& claims, Call call);
+  std::optional<Resp> callDra(const std::vector<Claim>& claims, Call call,
+                              std::chrono::milliseconds timeout);
   void watchLoop();
   void registerSocket(const std::filesystem::path& socket);
 
@@ -90,6 +96,7 @@ class FakeDraKubelet {
   std::vector<std::string> versions_;
   std::map<std::string, DeviceHealth> health_;
   int health_updates_ = 0;
+  std::optional<int> first_health_devices_;
 
   std::set<std::string> scanned_;  // found by the start-up scan (watcher thread only)
   int inotify_fd_ = -1;

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "tests/deviceplugin/dra/dra_fixture.h"
 #include "tests/fakes/fake_apiserver.h"
 
@@ -121,6 +123,29 @@ TEST_F(SliceWorkerTest, LinkDownTaintsTheDevicesBehindItWithinASecondAndRecovery
   clock_.advance(30s);
   daemon_->runOnce(0ms);
   ASSERT_TRUE(waitDevices([&](const auto& d) { return d.count(vf) && !tainted(d.at(vf)); }, 1s));
+}
+
+// Shutdown (issue 23): the worker used to join a thread that sat out a publish's requests and
+// retries (up to about a minute against a stalled API server).
+TEST_F(SliceWorkerTest, DestroyingTheWorkerDuringAStalledPublishReturnsWithinTwoSeconds) {
+  api_.hang("GET", "/apis/resource.k8s.io/v1/resourceslices", 60000, 10);
+  kube::KubeClient own(api_.config());  // the worker cancels its client: not the test's
+  dra::PublisherOptions po;
+  po.node_name = kNode;
+  auto stalled = std::make_unique<SliceWorker>(own, po, node_.root());
+  startDaemon(api_.url(), stalled.get());
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (api_.stats()["requests"].value("GET", 0) < 2 && std::chrono::steady_clock::now() < until) {
+    daemon_->runOnce(10ms);  // the node's GET, then the stalled list
+  }
+  stopDaemon();
+  const auto t0 = std::chrono::steady_clock::now();
+  stalled.reset();
+  const auto took = std::chrono::steady_clock::now() - t0;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(took).count();
+  EXPECT_LT(took, 2s) << ms << " ms";
+  std::printf("SliceWorker destroyed during a stalled publish in %lld ms\n",
+              static_cast<long long>(ms));
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 //     rdmanet-doctor;
 //   - `--install-cni DIR`, the chart's init container, with the CNI binary next to it.
 // The simulated nodes are the doctor's fake sysfs trees (no veths), so nothing here needs root.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -114,6 +116,39 @@ TEST_F(DpDoctorIntegrationTest, TheDoctorFirstRunsAfterEveryPoolIsRegistered) {
   }
   ASSERT_GT(last_registered, 0u) << log;
   EXPECT_GT(doctor, last_registered) << log;
+}
+
+// Bounded shutdown (issue 23, item 5): a doctor run that cannot finish does not hold up SIGTERM.
+// Here its read blocks: the simulated node's cpuidle driver file is a FIFO that the test opens
+// for writing and never writes. (Four integration tests once missed their 10 s exit wait behind
+// a doctor run that took 7.6 s on a loaded machine.)
+TEST_F(DpDoctorIntegrationTest, SigtermDuringADoctorRunThatBlocksExitsWithinFiveSeconds) {
+  DoctorNode node;
+  const fs::path fifo = node.root() / "sys/devices/system/cpu/cpuidle/current_driver";
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int port = startPlugin(node, "60s");
+  ASSERT_GT(port, 0) << plugin_->log();
+  // A writer can open the FIFO without blocking once the doctor has it open for reading: that
+  // is the run, blocked. The writer held open keeps the doctor's read blocked.
+  Fd writer;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (writer.get() < 0 && std::chrono::steady_clock::now() < deadline) {
+    writer = Fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    if (writer.get() < 0) std::this_thread::sleep_for(10ms);  // polling for the reader
+  }
+  ASSERT_GE(writer.get(), 0) << "the doctor never read the FIFO\n" << plugin_->log();
+  const auto t0 = std::chrono::steady_clock::now();
+  plugin_->child().signal(SIGTERM);
+  const int rc = plugin_->child().wait(10s);
+  const auto took =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+  EXPECT_EQ(rc, 0) << plugin_->log();
+  EXPECT_LT(took, 5s) << took.count() << " ms\n" << plugin_->log();
+  EXPECT_THAT(plugin_->log(), HasSubstr("abandoning it"));
+  std::printf("SIGTERM during a blocked doctor run: exit in %lld ms\n",
+              static_cast<long long>(took.count()));
+  plugin_.reset();  // SIGKILL if it is still running
 }
 
 TEST_F(DpDoctorIntegrationTest, IntervalZeroDisablesTheDoctor) {

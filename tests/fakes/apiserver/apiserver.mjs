@@ -29,7 +29,8 @@
 //   POST /_control/faults  {"method":"PUT","path":"/apis/...","status":409|500|...,
 //                           "hang_ms":N,"count":1}   the next matching requests fail with that
 //                           status (a metav1.Status body), or are held hang_ms and then dropped
-//                           without an answer (a time-out); method and path (a prefix) optional
+//                           without an answer (a time-out), or ("delay_ms":N) answered as usual
+//                           only after N ms (a slow server); method and path (a prefix) optional
 //   POST /_control/gates   {"DRADeviceTaints":false,"DRAConsumableCapacity":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
@@ -244,7 +245,8 @@ function handleControl(req, res, url, body) {
     return send(res, 400, {error: e.message});
   }
   if (url.pathname === '/_control/faults' && req.method === 'POST') {
-    faults.push({method: j.method, path: j.path, status: j.status, hang_ms: j.hang_ms, count: j.count || 1});
+    faults.push({method: j.method, path: j.path, status: j.status, hang_ms: j.hang_ms,
+      delay_ms: j.delay_ms, count: j.count || 1});
     return send(res, 200, {faults: faults.length});
   }
   if (url.pathname === '/_control/gates' && req.method === 'POST') {
@@ -291,6 +293,16 @@ const handler = (req, res) => {
     const f = takeFault(req, url);
     if (f && f.hang_ms) {
       setTimeout(() => req.socket.destroy(), f.hang_ms);
+      return;
+    }
+    if (f && f.delay_ms) {
+      setTimeout(() => {
+        try {
+          handleApi(req, res, url, body);
+        } catch (e) {
+          status(res, 500, 'InternalError', `stand-in API server bug: ${e.stack}`);
+        }
+      }, f.delay_ms);
       return;
     }
     if (f) {
