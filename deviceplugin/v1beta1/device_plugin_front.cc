@@ -330,11 +330,14 @@ void DevicePluginFront::onRegistrations() {
     if (deps_.metrics) {
       deps_.metrics->countRegistration(it->first, refused ? "refused" : "unavailable");
     }
-    if (refused && live != 0 && rt.registered_with == live) {
-      // This endpoint is registered with this very kubelet already (a duplicate slipped
-      // through, e.g. "already connected"): retrying the same Register would be refused forever.
+    if (refused && live != 0 &&
+        (rt.registered_with == live || (rt.endpoint && rt.endpoint->watched()))) {
+      // This endpoint is registered with this very kubelet already, or kubelet is watching it
+      // (a duplicate slipped through, e.g. "already connected" after a Register whose kubelet
+      // could not be told): retrying the same Register would be refused forever.
       log->info("{}: kubelet refused a duplicate registration ({}); keeping the first one",
                 it->first, o.status.error().msg);
+      rt.registered_with = live;
       markRegistered(rt, it->first);
       continue;
     }

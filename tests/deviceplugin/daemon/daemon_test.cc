@@ -209,6 +209,35 @@ TEST_F(DaemonTest, KubeletRestartRegistersEachPoolOnce) {
   std::filesystem::remove_all(dir);
 }
 
+// kubelet.sock replaced while a Register is out: the daemon cannot tell which kubelet took it,
+// registers again and is refused ("already connected"). Kubelet watching the endpoint settles
+// it: registered, no retry loop against the refusal.
+TEST_F(DaemonTest, ADuplicateRefusedWhileKubeletWatchesIsNotRetriedForever) {
+  auto counting = std::make_unique<CountingRegistrar>(std::move(registrar_));
+  CountingRegistrar* registrar = counting.get();
+  registrar_ = std::move(counting);
+  registrar->beforeNext([this] {
+    kubelet_->stop();
+    EXPECT_TRUE(kubelet_->start());
+  });
+  startDaemon();
+  for (int i = 0; i < 20 && !front_->ready(); ++i) {
+    for (int j = 0; j < 40 && !front_->ready(); ++j) daemon_->runOnce(5ms);
+    clock_.advance(1s);  // lets a refused retry go out
+  }
+  ASSERT_TRUE(front_->ready()) << human_.str();
+  // The hook hits whichever pool goes first: count both.
+  const int calls = registrar->calls("rdma/vf") + registrar->calls("rdma/shared");
+  EXPECT_LE(calls, 6);
+  for (int i = 0; i < 6; ++i) {
+    clock_.advance(5s);
+    settle();
+  }
+  EXPECT_EQ(registrar->calls("rdma/vf") + registrar->calls("rdma/shared"), calls);
+  EXPECT_TRUE(front_->ready());
+  EXPECT_TRUE(kubelet_->waitForHealthy("rdma/vf", 16, 16, 5s));
+}
+
 TEST_F(DaemonTest, ResyncOnTheClockPicksUpAPfGoingDown) {
   startDaemon();
   ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
