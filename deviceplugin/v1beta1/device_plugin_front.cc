@@ -161,9 +161,14 @@ void DevicePluginFront::runTimers(Clock::time_point now) {
       }
     }
   }
+  const uint64_t live = liveKubelet();
   for (auto& [name, rt] : pools_) {
     if (!rt.register_at || rt.in_flight || *rt.register_at > now) continue;
     rt.register_at.reset();
+    if (live != 0 && rt.registered_with == live) {
+      markRegistered(rt, name);  // this endpoint is already registered with this kubelet
+      continue;
+    }
     rt.in_flight = true;
     worker_->submit({name, rt.generation, {rt.socket_name, name}});
   }
@@ -235,6 +240,7 @@ void DevicePluginFront::restartEndpoint(PoolRuntime& rt, const std::string& name
   if (rt.endpoint) rt.endpoint->stop();
   rt.endpoint.reset();
   rt.registered = false;
+  rt.registered_with = 0;
   ++rt.generation;
   if (deps_.metrics) deps_.metrics->setRegistered(name, false);
   auto ep = deps_.endpoints->serve(socketDir() / rt.socket_name, rt.pool);
@@ -255,12 +261,33 @@ void DevicePluginFront::scheduleRegister(PoolRuntime& rt, TimePoint when) {
   if (!rt.register_at || *rt.register_at > when) rt.register_at = when;
 }
 
+uint64_t DevicePluginFront::liveKubelet() const {
+  return kubeletSocketId(socketDir() / kKubeletSocket);
+}
+
+void DevicePluginFront::markRegistered(PoolRuntime& rt, const std::string& name) {
+  rt.registered = true;
+  rt.register_at.reset();
+  rt.last_error.clear();
+  rt.backoff = kFirstRetry;
+  if (deps_.metrics) deps_.metrics->setRegistered(name, true);
+}
+
 void DevicePluginFront::kubeletAppeared() {
+  // A new kubelet.sock is a new kubelet, unless a pool's registration (sent when its re-served
+  // socket asked for one) already reached it: that pool is done, and a second Register would be
+  // refused while the first one's client is connected.
+  const uint64_t live = liveKubelet();
   for (auto& [name, rt] : pools_) {
-    ++rt.generation;  // an answer from the old kubelet no longer counts
+    if (live != 0 && rt.registered_with == live) {
+      markRegistered(rt, name);
+      continue;
+    }
     rt.registered = false;
     rt.backoff = kFirstRetry;
     if (deps_.metrics) deps_.metrics->setRegistered(name, false);
+    // One in flight is judged by where it went when it returns; this only makes the retry
+    // (if it missed this kubelet) immediate.
     if (rt.endpoint) scheduleRegister(rt, deps_.clock->now());
   }
 }
@@ -284,20 +311,35 @@ void DevicePluginFront::onRegistrations() {
       if (!rt.registered && rt.endpoint) scheduleRegister(rt, now);
       continue;
     }
+    const uint64_t live = liveKubelet();
     if (o.status.ok()) {
-      rt.registered = true;
-      rt.last_error.clear();
-      rt.backoff = kFirstRetry;
-      if (deps_.metrics) {
-        deps_.metrics->countRegistration(it->first, "ok");
-        deps_.metrics->setRegistered(it->first, true);
+      rt.registered_with = o.kubelet_id;
+      if (deps_.metrics) deps_.metrics->countRegistration(it->first, "ok");
+      if (o.kubelet_id == 0 || o.kubelet_id != live) {
+        // Accepted by a kubelet that has restarted since: the new one needs it again.
+        log->info("{}: registered with a kubelet that is gone; registering again", it->first);
+        rt.registered = false;
+        scheduleRegister(rt, now);
+        continue;
       }
+      markRegistered(rt, it->first);
       log->info("{}: registered with kubelet (endpoint {})", it->first, rt.socket_name);
       continue;
     }
     bool refused = o.status.error().code != ErrorCode::kTryAgainLater;
     if (deps_.metrics) {
       deps_.metrics->countRegistration(it->first, refused ? "refused" : "unavailable");
+    }
+    if (refused && live != 0 &&
+        (rt.registered_with == live || (rt.endpoint && rt.endpoint->watched()))) {
+      // This endpoint is registered with this very kubelet already, or kubelet is watching it
+      // (a duplicate slipped through, e.g. "already connected" after a Register whose kubelet
+      // could not be told): retrying the same Register would be refused forever.
+      log->info("{}: kubelet refused a duplicate registration ({}); keeping the first one",
+                it->first, o.status.error().msg);
+      rt.registered_with = live;
+      markRegistered(rt, it->first);
+      continue;
     }
     // Log each distinct failure once, not every retry.
     if (o.status.error().msg != rt.last_error) {

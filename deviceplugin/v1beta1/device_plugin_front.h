@@ -5,8 +5,11 @@
 // - apply(): a pool whose config is unchanged keeps its socket and ListAndWatch streams and only
 //   gets the new device list; a changed pool restarts its endpoint; a removed one stops.
 // - Kubelet restarts (inotify on the socket dir): a deleted plugin socket is re-served and
-//   re-registered at once; a new kubelet.sock triggers re-registration of every pool; the
-//   directory vanishing is waited out (re-watched every 500 ms).
+//   re-registered at once; a new kubelet.sock triggers re-registration of every pool not yet
+//   registered with that kubelet.sock; the directory vanishing is waited out (re-watched every
+//   500 ms). One restart fires both triggers: a pool registers once per endpoint and
+//   kubelet.sock generation (kubelet keeps one client per resource and refuses a second Register
+//   while the first one's client is connected).
 // - Registration runs on a worker thread (a hung kubelet never stalls the loop); failures retry
 //   with backoff: 50 ms doubling to 5 s while kubelet is not there, from 1 s when it refuses.
 // All timing reads the injected clock, so tests drive the backoff without sleeping.
@@ -63,8 +66,11 @@ class DevicePluginFront final : public Front {
     std::shared_ptr<ResourcePool> pool{};
     std::unique_ptr<Endpoint> endpoint{};
     std::string socket_name{};
-    uint64_t generation = 0;  // bumped when the endpoint or kubelet changes
+    uint64_t generation = 0;  // bumped when the endpoint changes
     bool registered = false;
+    // kubeletSocketId() of the kubelet that accepted this endpoint generation's registration (0:
+    // none). Registering again while it is the live kubelet.sock would be a duplicate.
+    uint64_t registered_with = 0;
     bool in_flight = false;
     std::optional<TimePoint> register_at{};
     std::chrono::milliseconds backoff{0};
@@ -80,6 +86,8 @@ class DevicePluginFront final : public Front {
   void scheduleRegister(PoolRuntime& rt, TimePoint when);
   void kubeletAppeared();
   void kubeletVanished();
+  uint64_t liveKubelet() const;
+  void markRegistered(PoolRuntime& rt, const std::string& name);
 
   const DevicePluginFrontOptions opts_;
   const DevicePluginFrontDeps deps_;

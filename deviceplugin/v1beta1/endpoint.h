@@ -23,6 +23,8 @@ class Endpoint {
   virtual ~Endpoint() = default;
   // Ends open ListAndWatch streams, stops serving and removes the socket. Idempotent.
   virtual void stop() = 0;
+  // Kubelet has a ListAndWatch stream open on it: kubelet holds this endpoint as connected.
+  virtual bool watched() const { return false; }
 };
 
 class EndpointFactory {

@@ -65,6 +65,11 @@ class PoolService final : public pb::DevicePlugin::Service {
 
   grpc::Status ListAndWatch(grpc::ServerContext* ctx, const pb::Empty*,
                             grpc::ServerWriter<pb::ListAndWatchResponse>* writer) override {
+    streams_.fetch_add(1);
+    struct Closed {
+      std::atomic<int>& n;
+      ~Closed() { n.fetch_sub(1); }
+    } closed{streams_};
     const bool exclude = pool_->config().exclude_topology;
     PoolSnapshot snap = pool_->snapshot();
     log_->info("{}: ListAndWatch opened, {} devices ({} healthy)", pool_->resourceName(),
@@ -146,7 +151,10 @@ class PoolService final : public pb::DevicePlugin::Service {
     return grpc::Status::OK;  // not requested (pre_start_required = false)
   }
 
+  bool watched() const { return streams_.load() > 0; }
+
  private:
+  std::atomic<int> streams_{0};  // open ListAndWatch streams
   std::shared_ptr<ResourcePool> pool_;
   const std::atomic<bool>* stopping_;
   std::shared_ptr<spdlog::logger> log_;
@@ -162,6 +170,8 @@ class GrpcEndpoint final : public Endpoint {
     RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket_, {&service_}));
     return okStatus();
   }
+
+  bool watched() const override { return service_.watched(); }
 
   void stop() override {
     if (!server_) return;

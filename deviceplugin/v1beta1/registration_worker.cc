@@ -1,6 +1,17 @@
 #include "deviceplugin/v1beta1/registration_worker.h"
 
+#include <sys/stat.h>
+
 namespace rdmanet::dp {
+
+uint64_t kubeletSocketId(const std::filesystem::path& socket) {
+  struct stat st {};
+  if (::stat(socket.c_str(), &st) != 0) return 0;
+  uint64_t id = (static_cast<uint64_t>(st.st_ino) * 1000003u) ^ static_cast<uint64_t>(st.st_dev);
+  id = (id * 1000003u) ^ (static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000u) ^
+       static_cast<uint64_t>(st.st_ctim.tv_nsec);
+  return id == 0 ? 1 : id;
+}
 
 Result<std::unique_ptr<RegistrationWorker>> RegistrationWorker::start(
     KubeletRegistrar& registrar, std::filesystem::path kubelet_socket) {
@@ -46,9 +57,15 @@ void RegistrationWorker::loop() {
     Request r = std::move(queue_.front());
     queue_.pop_front();
     lock.unlock();
+    // Which kubelet.sock the call reached: the one there before and after it. One that appeared
+    // during the call is the one reached (there was none before); one replaced during the call
+    // leaves it unknown (0), which the front answers by registering again.
+    const uint64_t before = kubeletSocketId(socket_);
     Status st = registrar_.registerPool(socket_, r.reg);
+    const uint64_t after = kubeletSocketId(socket_);
+    const uint64_t kubelet_id = before == 0 || before == after ? after : 0;
     lock.lock();
-    results_.push_back({std::move(r), std::move(st)});
+    results_.push_back({std::move(r), std::move(st), kubelet_id});
     done_.notify();
   }
 }

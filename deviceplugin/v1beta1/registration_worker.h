@@ -16,6 +16,11 @@
 
 namespace rdmanet::dp {
 
+// Identity of the kubelet.sock now at `socket` (inode and change time, so a reused inode of a
+// restarted kubelet's socket still differs); 0 when there is none. One value per kubelet.sock
+// generation.
+uint64_t kubeletSocketId(const std::filesystem::path& socket);
+
 class RegistrationWorker {
  public:
   struct Request {
@@ -26,6 +31,9 @@ class RegistrationWorker {
   struct Outcome {
     Request request{};
     Status status{};
+    // Which kubelet.sock the Register went to (kubeletSocketId(); 0 when unknown or none): the
+    // front tells "registered with this kubelet" from "with the last one".
+    uint64_t kubelet_id = 0;
   };
 
   // `registrar` must outlive the worker.

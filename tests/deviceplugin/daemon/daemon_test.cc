@@ -9,6 +9,8 @@
 
 #include <fstream>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "deviceplugin/v1beta1/device_plugin_front.h"
@@ -21,6 +23,42 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing::TestNode;
+
+// The real registrar, counting Register calls per resource; can run a hook just before the
+// next call goes out.
+class CountingRegistrar final : public KubeletRegistrar {
+ public:
+  explicit CountingRegistrar(std::unique_ptr<KubeletRegistrar> inner) : inner_(std::move(inner)) {}
+  Status registerPool(const std::filesystem::path& kubelet_socket,
+                      const Registration& reg) override {
+    std::function<void()> hook;
+    {
+      std::lock_guard lock(mu_);
+      ++calls_[reg.resource_name];
+      hook = std::exchange(before_next_, nullptr);
+    }
+    if (hook) hook();
+    return inner_->registerPool(kubelet_socket, reg);
+  }
+  int calls(const std::string& resource) {
+    std::lock_guard lock(mu_);
+    return calls_[resource];
+  }
+  void reset() {
+    std::lock_guard lock(mu_);
+    calls_.clear();
+  }
+  void beforeNext(std::function<void()> hook) {
+    std::lock_guard lock(mu_);
+    before_next_ = std::move(hook);
+  }
+
+ private:
+  std::unique_ptr<KubeletRegistrar> inner_;
+  std::mutex mu_;
+  std::map<std::string, int> calls_;
+  std::function<void()> before_next_;
+};
 
 class DaemonTest : public ::testing::Test {
  protected:
@@ -118,6 +156,86 @@ TEST_F(DaemonTest, RefusedRegistrationIsRetriedOnlyWhenTheBackoffHasPassed) {
   clock_.advance(2s);  // the next backoff is 2 s
   ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
   EXPECT_EQ(ready_calls_, 1);
+}
+
+// A kubelet restart fires two triggers: the daemon's sockets being deleted (re-served, then
+// registered) and kubelet.sock appearing. Kubelet keeps one client per resource and refuses a
+// second Register while the first one's client is connected, so each pool must register exactly
+// once with the new kubelet, however the two triggers interleave.
+TEST_F(DaemonTest, KubeletRestartRegistersEachPoolOnce) {
+  auto counting = std::make_unique<CountingRegistrar>(std::move(registrar_));
+  CountingRegistrar* registrar = counting.get();
+  registrar_ = std::move(counting);
+  const auto dir = testing::makeTempDir("config");
+  const auto file = dir / "config.json";
+  std::ofstream(file) << R"({"resourceList": [{"resourceName": "vf"}, {"resourceName": "more",
+      "selectors": [{"pfNames": ["ens1f0"]}]}]})";
+  auto cfg = loadConfigFile(file);
+  ASSERT_TRUE(cfg.ok());
+  startDaemon(*cfg);
+  ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
+  ASSERT_TRUE(kubelet_->waitForDevices("rdma/vf", 5s));
+  ASSERT_TRUE(kubelet_->waitForDevices("rdma/more", 5s));
+  registrar->reset();
+
+  // Kubelet goes and, as it starts again, deletes every socket in the directory...
+  kubelet_->stop();
+  for (const auto& e : std::filesystem::directory_iterator(kubelet_dir_ / "device-plugins")) {
+    if (e.is_socket()) std::filesystem::remove(e.path());
+  }
+  // ... and serves kubelet.sock before the daemon has seen it appear: the first Register (asked
+  // for by a re-served socket) reaches the new kubelet, as it did under a real kubelet.
+  registrar->beforeNext([this] { EXPECT_TRUE(kubelet_->start()); });
+  ASSERT_TRUE(turnUntil([&] {
+    return registrar->calls("rdma/vf") >= 1 && registrar->calls("rdma/more") >= 1 &&
+           front_->ready();
+  }));
+  // Let every trigger and any retry play out.
+  for (int i = 0; i < 6; ++i) {
+    settle();
+    clock_.advance(5s);
+  }
+  settle();
+  EXPECT_EQ(registrar->calls("rdma/vf"), 1) << human_.str();
+  EXPECT_EQ(registrar->calls("rdma/more"), 1);
+  EXPECT_EQ(metric("rdmanet_dp_registrations_total{resource=\"rdma/vf\",result=\"refused\"} "), "");
+  EXPECT_TRUE(front_->ready());
+  EXPECT_TRUE(daemon_->ready());
+  // The resource is usable again: the new kubelet has the full list and can allocate.
+  ASSERT_TRUE(kubelet_->waitForHealthy("rdma/vf", 16, 16, 5s));
+  const auto devs = kubelet_->devices("rdma/vf");
+  ASSERT_FALSE(devs.empty());
+  EXPECT_TRUE(kubelet_->allocate("rdma/vf", {{devs.front().id}}));
+  std::filesystem::remove_all(dir);
+}
+
+// kubelet.sock replaced while a Register is out: the daemon cannot tell which kubelet took it,
+// registers again and is refused ("already connected"). Kubelet watching the endpoint settles
+// it: registered, no retry loop against the refusal.
+TEST_F(DaemonTest, ADuplicateRefusedWhileKubeletWatchesIsNotRetriedForever) {
+  auto counting = std::make_unique<CountingRegistrar>(std::move(registrar_));
+  CountingRegistrar* registrar = counting.get();
+  registrar_ = std::move(counting);
+  registrar->beforeNext([this] {
+    kubelet_->stop();
+    EXPECT_TRUE(kubelet_->start());
+  });
+  startDaemon();
+  for (int i = 0; i < 20 && !front_->ready(); ++i) {
+    for (int j = 0; j < 40 && !front_->ready(); ++j) daemon_->runOnce(5ms);
+    clock_.advance(1s);  // lets a refused retry go out
+  }
+  ASSERT_TRUE(front_->ready()) << human_.str();
+  // The hook hits whichever pool goes first: count both.
+  const int calls = registrar->calls("rdma/vf") + registrar->calls("rdma/shared");
+  EXPECT_LE(calls, 6);
+  for (int i = 0; i < 6; ++i) {
+    clock_.advance(5s);
+    settle();
+  }
+  EXPECT_EQ(registrar->calls("rdma/vf") + registrar->calls("rdma/shared"), calls);
+  EXPECT_TRUE(front_->ready());
+  EXPECT_TRUE(kubelet_->waitForHealthy("rdma/vf", 16, 16, 5s));
 }
 
 TEST_F(DaemonTest, ResyncOnTheClockPicksUpAPfGoingDown) {

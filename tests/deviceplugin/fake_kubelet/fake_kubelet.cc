@@ -147,6 +147,19 @@ std::string FakeKubelet::onRegister(const std::string& version, const std::strin
   } else if (refuse) {
     err = "registration refused (fake kubelet told to refuse)";
   }
+  std::shared_ptr<PluginClient> c, old;
+  if (err.empty()) {
+    c = std::make_shared<PluginClient>(resource, socketDir() / endpoint, log_);
+    std::lock_guard lock(mu_);
+    auto& slot = clients_[resource];
+    if (slot && slot->connected()) {
+      // Like kubelet (1.37, seen live): one client per resource; while it is connected a
+      // second Register for the resource is refused, not taken as a reconnect.
+      err = fmt::format("device plugin for {} already connected", resource);
+    } else {
+      old = std::exchange(slot, c);
+    }
+  }
   log_->emit("register",
              {{"resource", resource},
               {"endpoint", endpoint},
@@ -156,12 +169,6 @@ std::string FakeKubelet::onRegister(const std::string& version, const std::strin
               {"error", err}},
              fmt::format("{} at {}: {}", resource, endpoint, err.empty() ? "accepted" : err));
   if (!err.empty()) return err;
-  auto c = std::make_shared<PluginClient>(resource, socketDir() / endpoint, log_);
-  std::shared_ptr<PluginClient> old;
-  {
-    std::lock_guard lock(mu_);
-    old = std::exchange(clients_[resource], c);
-  }
   if (old) old->stop();
   c->start();
   return "";

@@ -3,7 +3,9 @@
 //
 // Like kubelet it serves Registration on <kubelet-dir>/device-plugins/kubelet.sock, checks the
 // version and resource name of each Register, then (after answering) dials the plugin's
-// endpoint, asks GetDevicePluginOptions and keeps a ListAndWatch stream open. On request it
+// endpoint, asks GetDevicePluginOptions and keeps a ListAndWatch stream open. Like kubelet it
+// refuses a second Register for a resource whose plugin is still connected ("already
+// connected"); one whose stream ended may register again. On request it
 // calls GetPreferredAllocation and Allocate, simulates a restart (removes every socket in the
 // directory, its own included, and comes back), or refuses registrations.
 //

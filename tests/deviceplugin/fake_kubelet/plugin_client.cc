@@ -42,7 +42,16 @@ PluginClient::PluginClient(std::string resource, fs::path socket, EventLog* log)
 PluginClient::~PluginClient() { stop(); }
 
 void PluginClient::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    run();
+    std::lock_guard lock(mu_);
+    ended_ = true;
+  });
+}
+
+bool PluginClient::connected() {
+  std::lock_guard lock(mu_);
+  return !ended_ && !stopped_;
 }
 
 void PluginClient::stop() {

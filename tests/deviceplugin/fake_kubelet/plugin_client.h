@@ -34,6 +34,10 @@ class PluginClient {
   // `total` devices when total >= 0).
   bool waitFor(std::chrono::milliseconds timeout, int healthy, int total);
   std::vector<DeviceView> devices();
+  // Neither stopped nor ended (GetDevicePluginOptions or ListAndWatch failing or finishing):
+  // kubelet still holds this plugin as connected. True from construction: a client is made
+  // only to be started.
+  bool connected();
 
  private:
   void run();
@@ -50,6 +54,7 @@ class PluginClient {
   std::vector<DeviceView> devices_;
   bool got_list_ = false;
   bool stopped_ = false;
+  bool ended_ = false;
 };
 
 }  // namespace rdmanet::fakekubelet
