@@ -359,6 +359,17 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
       return invalid("\"podInfoDir\" must be an absolute path without '..'");
     c.pod_info_dir = *pid;
   }
+  RDMANET_ASSIGN_OR_RETURN(auto dra_dir, optString(doc, "draDevicesDir"));
+  if (dra_dir && !dra_dir->empty()) {
+    if (!isSafeAbsPath(*dra_dir))
+      return invalid("\"draDevicesDir\" must be an absolute path without '..'");
+    c.dra_devices_dir = *dra_dir;
+  }
+  RDMANET_ASSIGN_OR_RETURN(auto resource, optString(doc, "resourceName"));
+  c.resource_name = resource.value_or("");
+  if (!c.dra_devices_dir.empty() && c.resource_name.empty()) {
+    return invalid("\"draDevicesDir\" needs \"resourceName\" (the pool, e.g. rdma/vf)");
+  }
   if (!c.log_file.empty() && !isSafeAbsPath(c.log_file)) {
     return invalid("\"logFile\" must be an absolute path without '..'");
   }
@@ -367,8 +378,10 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   if (prev != nullptr) c.prev_result = *prev;
   RDMANET_RETURN_IF_ERROR(parseAttachments(doc, c));
 
-  // What can be checked without the node: each mode's required key.
-  if (command == Command::kAdd || command == Command::kCheck) {
+  // What can be checked without the node: each mode's required key. A deviceID may still come
+  // from the pod's DRA claim (claimed_device.h), looked up once the pod is known.
+  const bool claimable = !c.dra_devices_dir.empty() && !args.pod_uid.empty();
+  if ((command == Command::kAdd || command == Command::kCheck) && !claimable) {
     if (c.mode == Mode::kSriov && !c.device_id) {
       return invalid("mode sriov needs \"deviceID\" (from the device plugin via Multus)");
     }

@@ -74,9 +74,14 @@ struct NetConf {
   bool rdma = true;
   std::optional<LosslessConf> lossless;
 
-  std::vector<IpPrefix> runtime_ips;          // runtimeConfig.ips
-  std::string device_info_file;               // runtimeConfig.CNIDeviceInfoFile
-  std::string pod_info_dir;                   // podInfoDir (pod_info.h)
+  std::vector<IpPrefix> runtime_ips;  // runtimeConfig.ips
+  std::string device_info_file;       // runtimeConfig.CNIDeviceInfoFile
+  std::string pod_info_dir;           // podInfoDir (pod_info.h)
+  // draDevicesDir and resourceName: where the device plugin's DRA front records each pod's
+  // claimed devices, and this network's pool (claimed_device.h). With both, a missing deviceID
+  // is looked up there.
+  std::string dra_devices_dir;
+  std::string resource_name;
   nlohmann::json prev_result;                 // null when absent
   std::vector<Attachment> valid_attachments;  // GC: cni.dev/valid-attachments
   bool has_valid_attachments = false;

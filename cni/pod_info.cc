@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cni/held_file.h"
+#include "common/os/make_dirs.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -31,26 +32,6 @@ bool plainValue(const std::string& v) {
     if (!ok) return false;
   }
   return true;
-}
-
-// Creates `dir` and every missing ancestor, 0755. The podInfoDir's own parent may be missing
-// too: the chart's default, /var/run/rdmanet/pod-info, is on a tmpfs that nothing else fills
-// after a boot (a real cluster's first ADD failed with ENOENT on /var/run/rdmanet).
-Status makeDir(const fs::path& dir) {
-  std::vector<fs::path> chain;
-  for (fs::path d = dir; d.has_relative_path(); d = d.parent_path()) chain.push_back(d);
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
-    const fs::path& d = *it;
-    if (::mkdir(d.c_str(), 0755) != 0 && errno != EEXIST) {
-      return makeError(ErrorCode::kIoFailure,
-                       fmt::format("cannot create {}: {}", d.string(), std::strerror(errno)));
-    }
-  }
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return makeError(ErrorCode::kIoFailure, fmt::format("{} is not a directory", dir.string()));
-  }
-  return okStatus();
 }
 
 }  // namespace
@@ -112,7 +93,10 @@ std::string podInfoEnv(const nlohmann::json& info) {
 
 Status writePodInfo(const std::string& dir, const nlohmann::json& info) {
   const fs::path d(dir);
-  RDMANET_RETURN_IF_ERROR(makeDir(d));
+  // The podInfoDir's own parent may be missing too: the chart's default,
+  // /var/run/rdmanet/pod-info, is on a tmpfs that nothing else fills after a boot (a real
+  // cluster's first ADD failed with ENOENT on /var/run/rdmanet).
+  RDMANET_RETURN_IF_ERROR(makeDirs(d));
   RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", 0644));
   return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), 0644);
 }

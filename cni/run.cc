@@ -1,6 +1,7 @@
 // runCni(): one invocation, from environment and stdin to stdout and exit code.
 #include <fmt/format.h>
 
+#include "cni/claimed_device.h"
 #include "cni/json_util.h"
 #include "cni/plugin.h"
 #include "cni/version.h"
@@ -63,6 +64,9 @@ Invocation runCni(PluginDeps& deps, const EnvLookup& lookup, std::string_view st
     }
     auto conf = parseNetConf(stdin_data, env->command, env->args);
     if (!conf.ok()) return failure(conf.error(), version);
+    if (auto st = fillClaimedDevice(*conf, *env, deps.store); !st.ok()) {
+      return failure(st.error(), conf->cni_version);
+    }
     deps.log.setContext(env->container_id, env->netns, env->ifname);
     if (!conf->log_level.empty()) deps.log.setLevel(parseLogLevel(conf->log_level));
     if (!conf->log_file.empty()) deps.log.setFile(conf->log_file);

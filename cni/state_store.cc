@@ -13,6 +13,7 @@
 #include "cni/held_file.h"
 #include "cni/json_util.h"
 #include "cni/limits.h"
+#include "common/os/read_file.h"
 
 namespace fs = std::filesystem;
 
@@ -38,30 +39,7 @@ Status mkdir0700(const fs::path& dir) {
 }
 
 Result<std::optional<std::string>> readSmallFile(const fs::path& p) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return ioError(errno, "cannot open " + p.string());
-  }
-  std::string data;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      return ioError(e, "cannot read " + p.string());
-    }
-    if (n == 0) break;
-    data.append(buf, static_cast<size_t>(n));
-    if (data.size() > kMaxStateBytes) {
-      ::close(fd);
-      return makeError(ErrorCode::kIoFailure, p.string() + " is too large");
-    }
-  }
-  ::close(fd);
-  return std::optional<std::string>(std::move(data));
+  return readFile(p, kMaxStateBytes);
 }
 
 }  // namespace

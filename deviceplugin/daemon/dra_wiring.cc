@@ -40,6 +40,7 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                       .driver = flags.driver_name,
                       .node = node,
                       .cdi_dir = flags.cdi_dir,
+                      .pod_devices_dir = flags.dra_pod_devices_dir,
                       .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
       DraFrontDeps{.clock = &clock, .claims = w.claims.get(), .publisher = w.slices.get()});
   return w;

@@ -127,6 +127,10 @@ void defineFlags(CLI::App& app, Flags& f) {
                  "(Dynamic Resource Allocation, resource.k8s.io/v1, Kubernetes >= 1.34)")
       ->type_name("API")
       ->check(CLI::IsMember({"deviceplugin", "dra"}));
+  pathOption(
+      app, "--dra-pod-devices-dir", [&f](const std::string& v) { f.dra_pod_devices_dir = v; },
+      "with --api dra: record there each pod's claimed devices, so the rdmanet CNI\n"
+      "finds them without a Multus that reads DRA claims (netconf draDevicesDir)");
   app.add_option("--driver-name", f.driver_name, "DRA driver name (default rdma.rdmanet.io)")
       ->type_name("NAME")
       ->check(cli::nonEmpty());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/os/atomic_file.h"
+#include "common/os/make_dirs.h"
 #include "deviceplugin/pools/artifacts.h"
 
 namespace rdmanet::dp {
@@ -55,6 +56,15 @@ Status writeClaimCdiSpec(const fs::path& file, const std::vector<CdiDevice>& dev
   if (ec) {
     return errnoError(ErrorCode::kIoFailure, ec.value(),
                       fmt::format("cannot create {}", file.parent_path().string()));
+  }
+  // A CDI mount's source must exist when the runtime applies the spec: containerd creates a
+  // missing source for a CRI mount (the device plugin's Allocate), not for a CDI one, and runc's
+  // bind mount then fails the container. The only mounts are the devices' pod-info dirs, which
+  // the CNI fills at ADD: a pod that holds the claim but attaches no rdmanet network (or whose
+  // Multus cannot resolve the claim's device) never runs that ADD. Made here, before the spec
+  // names them, 0755 as the CNI makes them; they are per device, so they stay for its next pod.
+  for (const CdiDevice& d : devices) {
+    for (const Mount& m : d.edits.mounts) RDMANET_RETURN_IF_ERROR(makeDirs(m.host_path));
   }
   return writeFileAtomic(file, claimCdiSpec(devices).dump(2) + "\n");
 }

@@ -35,7 +35,8 @@ DraFront::DraFront(DraFrontOptions opts, DraFrontDeps deps)
       preparer_({.driver = opts_.driver,
                  .node = opts_.node,
                  .cdi_dir = opts_.cdi_dir,
-                 .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json"},
+                 .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json",
+                 .pod_devices_dir = opts_.pod_devices_dir},
                 *deps.claims, state_) {}
 
 DraFront::~DraFront() { stop(); }

@@ -49,6 +49,7 @@ struct DraFrontOptions {
   std::string driver = std::string(dra::kDefaultDriverName);
   std::string node{};  // required: the DRA pool name
   std::filesystem::path cdi_dir = "/var/run/cdi";
+  std::filesystem::path pod_devices_dir{};  // PreparerOptions::pod_devices_dir
   bool allow_multiple_allocations = false;
   std::chrono::milliseconds health_resend{std::chrono::seconds(10)};
 };

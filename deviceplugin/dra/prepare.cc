@@ -6,6 +6,7 @@
 #include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
 #include "deviceplugin/dra/claim_render.h"
+#include "deviceplugin/dra/pod_devices.h"
 #include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
@@ -50,6 +51,11 @@ Status ClaimPreparer::start() {
   std::lock_guard lk(mu_);
   RDMANET_RETURN_IF_ERROR(checkpoint_.load());
   sweepOrphanSpecs();
+  if (!opts_.pod_devices_dir.empty()) {
+    std::set<std::string> prepared;
+    for (const auto& [uid, c] : checkpoint_.claims()) prepared.insert(uid);
+    sweepPodDevices(opts_.pod_devices_dir, prepared);
+  }
   return okStatus();
 }
 
@@ -148,6 +154,17 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
     return st.error();
   }
+  // After the commit: the records serve only the CNI's ADD, which kubelet runs (in the pod's
+  // sandbox) after this call answered. A failure costs only a pod whose Multus cannot resolve
+  // the claim, and its ADD then says what is missing.
+  if (!opts_.pod_devices_dir.empty()) {
+    if (auto st = writePodDevices(opts_.pod_devices_dir, reservedPods(claim), r.prepared,
+                                  *state_.current());
+        !st.ok()) {
+      logger(Component::kKubelet)
+          ->warn("claim {}/{}: the pod device records: {}", ref.ns, ref.name, st.error().msg);
+    }
+  }
   return std::move(r.prepared);
 }
 
@@ -163,6 +180,9 @@ Status ClaimPreparer::unprepare(const ClaimRef& ref) {
   // The UID's own file too: a crash between the spec write and the checkpoint write left it.
   RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(opts_.cdi_dir / claimSpecFileName(ref.uid)));
   if (c) RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(c->cdi_spec));
+  if (!opts_.pod_devices_dir.empty()) {
+    RDMANET_RETURN_IF_ERROR(removePodDevices(opts_.pod_devices_dir, ref.uid));
+  }
   return checkpoint_.erase(ref.uid);
 }
 

@@ -43,6 +43,8 @@ struct PreparerOptions {
   std::string node{};    // this node: the DRA pool name
   std::filesystem::path cdi_dir = "/var/run/cdi";
   std::filesystem::path checkpoint{};  // the checkpoint file
+  // Where the pod → device records go (pod_devices.h); none when empty.
+  std::filesystem::path pod_devices_dir{};
 };
 
 class ClaimPreparer {

@@ -57,6 +57,9 @@ ContainerView applyCdi(const fs::path& cdi_dir, const std::vector<std::string>& 
     }
     for (const json& m : edits.value("mounts", json::array())) {
       v.mounts.insert(m["containerPath"].get<std::string>());
+      const std::string source = m.value("hostPath", "");
+      std::error_code ec;
+      if (!fs::is_directory(source, ec)) v.missing_mount_sources.push_back(source);
     }
   }
   return v;

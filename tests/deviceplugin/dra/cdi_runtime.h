@@ -6,7 +6,9 @@
 //   devices when it names no request, or when a device names none), in answer order;
 // - the runtime (CDI's Cache.InjectDevices + ContainerEdits.Apply): each ID is resolved through
 //   the spec files of the CDI directory (kind + device name) and the edits are applied in order:
-//   an env variable set again is replaced by name, a device node by path.
+//   an env variable set again is replaced by name, a device node by path. A mount whose host
+//   path does not exist is what runc's bind mount fails the container on (containerd creates a
+//   missing source only for the CRI's own mounts): listed, so tests can assert there is none.
 
 #include <filesystem>
 #include <map>
@@ -24,9 +26,10 @@ std::vector<std::string> containerCdiIds(
 
 struct ContainerView {
   std::map<std::string, std::string> env{};
-  std::set<std::string> device_nodes{};   // host paths
-  std::set<std::string> mounts{};         // container paths
-  std::vector<std::string> unresolved{};  // IDs no spec file defines
+  std::set<std::string> device_nodes{};              // host paths
+  std::set<std::string> mounts{};                    // container paths
+  std::vector<std::string> unresolved{};             // IDs no spec file defines
+  std::vector<std::string> missing_mount_sources{};  // host paths that do not exist
 };
 
 ContainerView applyCdi(const std::filesystem::path& cdi_dir, const std::vector<std::string>& ids);

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include "deviceplugin/dra/claim_checkpoint.h"
 #include "deviceplugin/dra/dra_device.h"
 #include "deviceplugin/dra/node_devices.h"
+#include "tests/deviceplugin/dra/cdi_runtime.h"
 #include "tests/deviceplugin/test_node.h"
 
 namespace rdmanet::dp {
@@ -145,6 +147,37 @@ TEST(CdiSpecTest, DeviceAndRequestDevicesAreNamedApartAndMountsAreReadOnlyBinds)
   EXPECT_EQ(spec["devices"][1]["containerEdits"]["env"],
             json::array({"PCIDEVICE_RDMA_VF=0000:17:00.2"}));
   EXPECT_FALSE(spec["devices"][1]["containerEdits"].contains("mounts"));
+}
+
+TEST(CdiSpecTest, WritingASpecMakesItsMountSourcesSoTheContainerStartsBeforeAnyCniAdd) {
+  // A real cluster: a DRA pod whose CNI ADD had not filled <podInfoDir>/<PCI> (no rdmanet
+  // network, or a Multus that cannot resolve the claim) failed to start, "stat
+  // /var/run/rdmanet/pod-info/<PCI>: no such file or directory".
+  const fs::path dir = fs::temp_directory_path() / ("cdi-mounts-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const fs::path source = dir / "run" / "pod-info" / "0000:17:00.2";
+  ASSERT_TRUE(writeClaimCdiSpec(dir / "cdi" / claimSpecFileName("u-1"),
+                                {{.name = "u-1-pci-0000-17-00-2",
+                                  .edits = {.mounts = {{.container_path = "/var/run/rdmanet/x",
+                                                        .host_path = source.string()}}}}})
+                  .ok());
+  const testing::ContainerView seen =
+      testing::applyCdi(dir / "cdi", {"rdmanet.io/rdma=u-1-pci-0000-17-00-2"});
+  EXPECT_TRUE(seen.unresolved.empty());
+  EXPECT_TRUE(seen.missing_mount_sources.empty()) << seen.missing_mount_sources.front();
+  struct stat st {};
+  ASSERT_EQ(::stat(source.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  // A source that exists as a file is refused, not written through.
+  fs::remove(source);
+  std::ofstream(source.string()) << "x";
+  EXPECT_FALSE(writeClaimCdiSpec(dir / "cdi" / claimSpecFileName("u-2"),
+                                 {{.name = "u-2-d",
+                                   .edits = {.mounts = {{.container_path = "/var/run/rdmanet/x",
+                                                         .host_path = source.string()}}}}})
+                   .ok());
+  EXPECT_FALSE(fs::exists(dir / "cdi" / claimSpecFileName("u-2")));
+  fs::remove_all(dir);
 }
 
 TEST(ClaimCheckpointTest, SurvivesAReloadAndIsPrivate) {

@@ -52,7 +52,10 @@ class DraDaemonFixture : public ::testing::Test {
     client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
     reader_ = std::make_unique<KubeClaimReader>(*client_);
     front_ = std::make_unique<DraFront>(
-        DraFrontOptions{.kubelet_dir = kubelet_dir_, .node = kNode, .cdi_dir = cdi_dir_},
+        DraFrontOptions{.kubelet_dir = kubelet_dir_,
+                        .node = kNode,
+                        .cdi_dir = cdi_dir_,
+                        .pod_devices_dir = podDevicesDir()},
         DraFrontDeps{.clock = &clock_, .claims = reader_.get(), .publisher = publisher});
     daemon_ = std::make_unique<Daemon>(
         DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
@@ -64,6 +67,9 @@ class DraDaemonFixture : public ::testing::Test {
     daemon_.reset();
     front_.reset();
   }
+
+  // Where prepare records each pod's claimed devices (dra/pod_devices.h).
+  std::filesystem::path podDevicesDir() const { return kubelet_dir_ / "dra-devices"; }
 
   // Turns the loop until `pred` holds; false after 10 s of real time.
   bool turnUntil(const std::function<bool()>& pred) {

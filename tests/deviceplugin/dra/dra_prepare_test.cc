@@ -94,6 +94,26 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   EXPECT_EQ(un->claims().at(uid).error(), "");
 }
 
+TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnprepare) {
+  // What the CNI reads when Multus passes no deviceID (cni/claimed_device.h).
+  startRegistered(api_->url());
+  const PciAddress vf = node_.vf(0, 1);
+  const std::string pod = "4b7e2c1a-0d3f-4e5a-9b8c-7d6e5f4a3b2c";
+  const std::string uid =
+      createClaim("for-pod", json::array({result("nic", dra::pciDeviceName(vf))}), {"nic"},
+                  json::array({{{"resource", "pods"}, {"name", "trainer-0"}, {"uid", pod}}}));
+  auto resp = kubelet_->prepare({{"team", uid, "for-pod"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims().at(uid).error(), "");
+  const json rec = readJson(podDevicesDir() / pod / (uid + ".json"));
+  ASSERT_TRUE(rec.is_object());
+  ASSERT_EQ(rec["devices"].size(), 1u);
+  EXPECT_EQ(rec["devices"][0]["pciAddress"], vf.str());
+  EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/vf");
+  ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "for-pod"}}));
+  EXPECT_FALSE(fs::exists(podDevicesDir() / pod));
+}
+
 TEST_F(DraPrepareTest, AMissingCdiDirIsCreatedOnTheFirstPrepare) {
   // A fresh node may have no /var/run/cdi yet: the runtime only reads it.
   startRegistered(api_->url());

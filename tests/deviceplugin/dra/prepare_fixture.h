@@ -54,18 +54,22 @@ class DraPrepareTest : public DraDaemonFixture {
   // Creates a ResourceClaim allocated as `results` says; returns its UID.
   // `requests`: the names in spec.devices.requests (the stand-in server does not check them
   // against the results, the real one does).
+  // `reserved_for`: status.reservedFor, as the scheduler sets it before the pod is bound.
   std::string createClaim(const std::string& name, const json& results,
-                          const std::vector<std::string>& requests = {"nic"}) {
+                          const std::vector<std::string>& requests = {"nic"},
+                          const json& reserved_for = json::array()) {
     kube::KubeClient c(serverConfig(api_->url()));
     json reqs = json::array();
     for (const std::string& r : requests) {
       reqs.push_back({{"name", r}, {"exactly", {{"deviceClassName", "rdma-vf"}, {"count", 1}}}});
     }
-    json obj = {{"apiVersion", "resource.k8s.io/v1"},
-                {"kind", "ResourceClaim"},
-                {"metadata", {{"name", name}, {"namespace", "team"}}},
-                {"spec", {{"devices", {{"requests", reqs}}}}},
-                {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+    json obj = {
+        {"apiVersion", "resource.k8s.io/v1"},
+        {"kind", "ResourceClaim"},
+        {"metadata", {{"name", name}, {"namespace", "team"}}},
+        {"spec", {{"devices", {{"requests", reqs}}}}},
+        {"status",
+         {{"allocation", {{"devices", {{"results", results}}}}}, {"reservedFor", reserved_for}}}};
     auto r = c.create("/apis/resource.k8s.io/v1/namespaces/team/resourceclaims", obj);
     EXPECT_TRUE(r.ok()) << r.error().msg;
     return r.ok() ? (*r)["metadata"]["uid"].get<std::string>() : "";
