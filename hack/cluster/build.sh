@@ -39,6 +39,11 @@ ldflags() {
   echo "$flags"
 }
 
+# A build stopped half-way (a failure, or SIGTERM from hack/test.sh) leaves no work dir.
+unfinished=
+trap '[[ -z $unfinished ]] || rm -rf "$unfinished"' EXIT
+trap 'exit 143' TERM INT
+
 # build COMPONENT [VERSION]: prints the bin dir, building it first when the cache lacks it.
 build() {
   local comp=$1 ver mod sum pkgs src dest recipe flags start
@@ -58,6 +63,7 @@ build() {
     say "building $comp $ver (cold builds take minutes; Kubernetes tens of minutes)"
     local work targets=() rel p
     work=$(mktemp -d "$cache_dir/.build-$comp-$ver.XXXXXX")
+    unfinished=$work
     cp "$src/go.mod" "$src/go.sum" "$work/"
     mkdir "$work/bin"
     IFS=, read -ra rel <<<"$pkgs"
@@ -83,6 +89,7 @@ build() {
     rm -f "$work/go.mod" "$work/go.sum"
     rm -rf "$dest"
     mv "$work" "$dest"
+    unfinished=
     say "built $comp $ver in $(cat "$dest/seconds") s"
   fi
   exec {lock}>&-

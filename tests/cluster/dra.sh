@@ -1,0 +1,217 @@
+#!/usr/bin/env bash
+# rdmanet in DRA mode under a real one-node cluster (hack/cluster): the chart's DeviceClass and
+# the daemon's ResourceSlices accepted by the real API server, claims allocated by the real
+# scheduler (a GPU and a NIC under one PCIe root, with a second, fake GPU driver), prepared by
+# the real kubelet and applied by containerd through CDI, a PF's health as device taints, the
+# pool's extended resource, and restarts (issue 22, sections 2, 4 and 5).
+# shellcheck source=tests/cluster/checks.sh
+. "$(dirname "$0")/checks.sh"
+
+driver=rdma.rdmanet.io
+nic_class=vf.rdma.rdmanet.io
+gpu_driver=gpu.test.rdmanet.io
+[[ -x ${FAKE_GPU_DRIVER:-} ]] || fail "FAKE_GPU_DRIVER (tests/cluster/fake_gpu_driver) is not built"
+
+cluster_up dra
+check_chart_installed
+kc get deviceclass "$nic_class" >/dev/null || fail "the chart's DeviceClass $nic_class is missing"
+
+mapfile -t vfs < <(pool_vfs)
+# slice_devices: "<device> <pciBusID> <pcieRoot> <taint keys>" per device of rdmanet's slices
+# for this node.
+slice_devices() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+driver, node = sys.argv[1], sys.argv[2]
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] != driver or s["spec"].get("nodeName") != node:
+        continue
+    for d in s["spec"].get("devices", []):
+        a = d.get("attributes", {})
+        taints = ",".join(t["key"] for t in d.get("taints", [])) or "-"
+        print(d["name"], a["resource.kubernetes.io/pciBusID"]["string"],
+              a["resource.kubernetes.io/pcieRoot"]["string"], taints)
+' "$driver" "$node_name"
+}
+slice_count_is() { [[ $(slice_devices | wc -l) == "$1" ]]; }
+wait_until 60 "${#vfs[@]} devices in rdmanet's ResourceSlices" slice_count_is "${#vfs[@]}"
+# Every device's pcieRoot is its function's root in the simulated node's topology.
+while read -r dev pci root _; do
+  eq "pcieRoot of $dev" "$(pci_root "$pci")" "$root"
+done < <(slice_devices)
+ok "ResourceSlices publish the ${#vfs[@]} VFs, each with its PCIe root"
+
+# --- The second driver: fake GPUs on the simulated node's GPU functions.
+gpus=()
+for d in "$simnode_sys"/bus/pci/devices/*; do
+  [[ $(cat "$d/class") == 0x0302* ]] && gpus+=("$(basename "$d")")
+done
+((${#gpus[@]} > 0)) || fail "the simulated node has no GPUs"
+"$FAKE_GPU_DRIVER" --driver "$gpu_driver" --kubelet-dir "$kubelet_dir" >fake-gpu-driver.log 2>&1 &
+gpu_pid=$!
+stop_gpu_driver() {
+  kill "$gpu_pid" 2>/dev/null || true
+  wait "$gpu_pid" 2>/dev/null || true
+}
+trap 'stop_gpu_driver; cluster_teardown' EXIT
+{
+  cat <<YAML
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: $gpu_driver}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "$gpu_driver"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: $node_name-fake-gpus}
+spec:
+  driver: $gpu_driver
+  nodeName: $node_name
+  pool: {name: $node_name, generation: 1, resourceSliceCount: 1}
+  devices:
+YAML
+  i=0
+  for g in "${gpus[@]}"; do
+    cat <<YAML
+    - name: gpu-$i
+      attributes:
+        resource.kubernetes.io/pcieRoot: {string: "$(pci_root "$g")"}
+        resource.kubernetes.io/pciBusID: {string: "$g"}
+YAML
+    i=$((i + 1))
+  done
+} | kc apply -f - >/dev/null
+gpu_registered() { grep -q "registered with kubelet" fake-gpu-driver.log; }
+wait_until 30 "the fake GPU driver registered with kubelet" gpu_registered
+
+# claim_pod NAME REQUESTS [CONSTRAINTS]: creates a pod with a ResourceClaimTemplate of its own.
+claim_pod() { claim_pod_yaml "$@" | kc apply -f - >/dev/null; }
+delete_claim_pod() {
+  delete_pod "$1"
+  kc -n "$ns" delete resourceclaimtemplate "$1" --wait >/dev/null
+}
+# allocated POD DRIVER: the devices of POD's claim from DRIVER, one a line.
+allocated() {
+  local claim
+  claim=$(kc -n "$ns" get pod "$1" -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}')
+  kc -n "$ns" get resourceclaim "$claim" -o json | /usr/bin/python3 -c '
+import json, sys
+for r in json.load(sys.stdin)["status"]["allocation"]["devices"]["results"]:
+    if r["driver"] == sys.argv[1]:
+        print(r["device"])
+' "$2"
+}
+nic_request="[{name: nic, exactly: {deviceClassName: $nic_class}}]"
+
+# --- 4. A NIC claim: prepared by kubelet, applied by containerd (CDI): env, device nodes and the
+# device's pod-info (filled by the CNI) are in the container, and the claim's VF is eth1: Multus
+# v4.3.0 passes no deviceID for a claim, so rdmanet finds it in the daemon's pod records.
+claim_pod nic-1 "$nic_request" "" "$rdma_net"
+wait_pod_ready nic-1
+pci=$(check_rdma_container nic-1 PCIDEVICE_RDMA_VF)
+dev=$(allocated nic-1 "$driver")
+eq "the VF of nic-1's claim" "$(slice_devices | awk -v d="$dev" '$1 == d {print $2}')" "$pci"
+check_eth1 nic-1 "$pci"
+pod_exec nic-1 test -s "/var/run/rdmanet/$pci/rdmanet.env" || fail "nic-1 lacks its pod info"
+delete_claim_pod nic-1
+wait_until 30 "$pci's netdev back on the host" test -n "$(host_netdev_of "$pci")"
+[[ -n $(host_netdev_of "$pci") ]] || fail "$pci's netdev did not come back"
+ok "a claim's VF $pci: CDI env, device nodes and pod info in the container, eth1 through Multus"
+
+# A claim without an rdmanet network: the pod-info mount's source exists before any ADD.
+claim_pod bare-claim "$nic_request"
+wait_pod_ready bare-claim
+check_rdma_container bare-claim PCIDEVICE_RDMA_VF >/dev/null
+delete_claim_pod bare-claim
+ok "a claim's pod without an rdmanet network starts (its pod-info mount has a source)"
+
+# --- 4. A GPU and a NIC under one PCIe root, over 10 pods (up to three at once: the node has
+# three GPUs with a NIC under their root).
+pair_request="[{name: gpu, exactly: {deviceClassName: $gpu_driver}}, {name: nic, exactly: {deviceClassName: $nic_class}}]"
+pair_constraint="[{requests: [gpu, nic], matchAttribute: resource.kubernetes.io/pcieRoot}]"
+live=()
+declare -A roots_used=()
+for i in $(seq 1 10); do
+  claim_pod "pair-$i" "$pair_request" "$pair_constraint" "$rdma_net"
+  wait_pod_ready "pair-$i"
+  gpu=$(allocated "pair-$i" "$gpu_driver")
+  nic=$(allocated "pair-$i" "$driver")
+  gpu_pci=${gpus[${gpu#gpu-}]}
+  nic_pci=$(slice_devices | awk -v d="$nic" '$1 == d {print $2}')
+  eq "PCIe root of pair-$i's NIC $nic_pci (GPU $gpu_pci)" "$(pci_root "$gpu_pci")" "$(pci_root "$nic_pci")"
+  eq "pair-$i's container VF" "$nic_pci" "$(pod_env "pair-$i" PCIDEVICE_RDMA_VF)"
+  check_eth1 "pair-$i" "$nic_pci"
+  roots_used[$(pci_root "$gpu_pci")]=1
+  live+=("pair-$i")
+  if ((${#live[@]} == 3)); then
+    delete_claim_pod "${live[0]}"
+    live=("${live[@]:1}")
+  fi
+done
+for p in "${live[@]}"; do delete_claim_pod "$p"; done
+note dra_pairs_pcie_roots "$(printf '%s,' "${!roots_used[@]}")"
+ok "10 pods: the scheduler put each NIC under its GPU's PCIe root, and it is their eth1"
+
+# --- 4. A PF's link down taints its VFs; a new claim avoids them; link up removes the taints.
+pf=$(basename "$(readlink -f "$simnode_sys/bus/pci/devices/${vfs[0]}/physfn")")
+pfdev=$(host_netdev_of "$pf")
+mapfile -t pf_vfs < <(for v in "${vfs[@]}"; do
+  [[ $(basename "$(readlink -f "$simnode_sys/bus/pci/devices/$v/physfn")") == "$pf" ]] && echo "$v"
+done)
+tainted_count_is() { [[ $(slice_devices | awk '$4 != "-"' | wc -l) == "$1" ]]; }
+ip link set "$pfdev" down
+wait_until 30 "${#pf_vfs[@]} tainted devices after $pfdev down" tainted_count_is "${#pf_vfs[@]}"
+for v in "${pf_vfs[@]}"; do
+  [[ $(slice_devices | awk -v p="$v" '$2 == p {print $4}') == *rdmanet.io/unhealthy* ]] ||
+    fail "$v (of $pf, down) is not tainted"
+done
+# Claims until every untainted VF is taken would be slow; the scheduler's choice among
+# untainted devices is what matters: several claims, none lands on a tainted VF.
+for i in 1 2 3; do claim_pod "taint-$i" "$nic_request"; done
+for i in 1 2 3; do
+  wait_pod_ready "taint-$i"
+  got=$(pod_env "taint-$i" PCIDEVICE_RDMA_VF)
+  for v in "${pf_vfs[@]}"; do [[ $got != "$v" ]] || fail "taint-$i got tainted VF $v"; done
+done
+for i in 1 2 3; do delete_claim_pod "taint-$i"; done
+ip link set "$pfdev" up
+wait_until 30 "no taints after $pfdev up" tainted_count_is 0
+ok "PF $pf down: its ${#pf_vfs[@]} VFs tainted and avoided by new claims; up: untainted"
+
+# --- 4. The pool's extended resource with no claim (KEP-5004): served through the chart's
+# DeviceClass extendedResourceName.
+workload_pod ext-1 "cpu: 100m, rdma/vf: 1" | kc apply -f - >/dev/null
+wait_pod_ready ext-1
+check_rdma_container ext-1 PCIDEVICE_RDMA_VF >/dev/null
+delete_pod ext-1
+ok "rdma/vf: 1 without a claim was served through DRA"
+
+# --- 5. Restarts with a claim's pod running: it keeps its devices, the driver serves new claims
+# again (time until a new claim's pod is Ready), and the slices are exact.
+claim_pod keep "$nic_request" "" "$rdma_net"
+wait_pod_ready keep
+kept=$(pod_env keep PCIDEVICE_RDMA_VF)
+probe=0
+restart_case() { # NAME COMMAND...
+  local name=$1 start
+  shift
+  start=$(date +%s%N)
+  "$@"
+  probe=$((probe + 1))
+  claim_pod "probe-$probe" "$nic_request"
+  wait_pod_ready "probe-$probe" 180
+  note "prepare_after_ms_dra_$name" $((($(date +%s%N) - start) / 1000000))
+  delete_claim_pod "probe-$probe"
+  pod_ready keep || fail "keep is not Ready after $name"
+  eq "keep's VF after $name" "$kept" "$(pod_env keep PCIDEVICE_RDMA_VF)"
+  check_pod_kept_eth1 keep
+  slice_count_is "${#vfs[@]}" || fail "slices after $name: $(slice_devices | wc -l) devices"
+  tainted_count_is 0 || fail "tainted devices after $name"
+  ok "$name: keep kept its VF and eth1, a new claim was prepared, the slices are exact"
+}
+restart_case kubelet_restart restart_kubelet
+restart_case daemon_pod_deleted delete_daemon_pod
+restart_case containerd_restart restart_containerd
+delete_claim_pod keep
+ok "DRA mode under the real cluster"
