@@ -82,7 +82,8 @@ case $what in
       --metrics-addr 127.0.0.1:0 --doctor-interval 1s --log-level info 2>"$tmp/dp.log" &
     pids+=($!)
     port() { sed -n 's/.*metrics listening on port \([0-9]*\).*/\1/p' "$tmp/dp.log" | head -1; }
-    poll 30 test -n "$(port)" || { cat "$tmp/dp.log" >&2; die "the daemon serves no /metrics"; }
+    listening() { [[ -n $(port) ]]; }
+    poll 30 listening || { cat "$tmp/dp.log" >&2; die "the daemon serves no /metrics"; }
     scraped() {
       curl -sf "http://127.0.0.1:$(port)/metrics" >"$tmp/metrics.txt" &&
         grep -q '^rdmanet_dp_registered{.*} 1$' "$tmp/metrics.txt" &&
