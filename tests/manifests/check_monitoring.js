@@ -11,7 +11,8 @@
 //       query parsed by `promtool check rules` (OUTDIR/queries.yaml).
 //   node check_monitoring.js names RENDER METRICS_TEXT
 //       every metric the rules and the dashboard read is served on /metrics (METRICS_TEXT, a
-//       scrape of the daemon) or listed in monitoring.js (not yet on /metrics, or external).
+//       scrape of the daemon) or listed in monitoring.js (not yet on /metrics, or external),
+//       and every label they select or group by is one that metric has.
 'use strict';
 
 const {execFileSync} = require('child_process');
@@ -129,34 +130,70 @@ function checkDashboard(outDir) {
 }
 
 function checkNames(metricsFile) {
-  // The extractor itself, on the shapes the rules and panels use.
-  const probe = m.metricNames('sum by (namespace, pod) (rate(a_total{x="b c"}[5m] offset 1m)) ' +
-    'and on (pod) b{y=~"$v"} or topk(10, c) > bool 1e3 unless ignoring(le) d_bucket');
-  if (probe.sort().join() !== 'a_total,b,c,d_bucket') fail(`metricNames self-test: ${probe}`);
+  // The reader itself, on the shapes the rules and panels use.
+  const probe = m.readsOf('sum by (namespace, pod) (rate(a_total{x="b c}", y=~"$v"}[5m] offset 1m)) ' +
+    'and on (pod) b or topk(10, c) > bool 1e3 unless ignoring(le) d_bucket');
+  const want = {metrics: ['a_total', 'b', 'c', 'd_bucket'],
+    selectors: [{metric: 'a_total', labels: ['x', 'y']}], grouping: ['namespace', 'pod', 'le']};
+  if (JSON.stringify(probe) !== JSON.stringify(want)) fail(`readsOf self-test: ${JSON.stringify(probe)}`);
 
   const exposed = m.exposedNames(fs.readFileSync(metricsFile, 'utf8'));
-  if (![...exposed].some((n) => n.startsWith('rdmanet_'))) fail(`${metricsFile} has no rdmanet_ series`);
-  for (const n of m.kNotYetOnMetrics) {
+  if (![...exposed.keys()].some((n) => n.startsWith('rdmanet_'))) {
+    fail(`${metricsFile} has no rdmanet_ series`);
+  }
+  for (const n of Object.keys(m.kNotYetOnMetrics)) {
     if (exposed.has(n)) {
       fail(`${n} is on /metrics now: remove it from kNotYetOnMetrics (tests/manifests/monitoring.js)`);
     }
   }
+  // A metric's labels: from its samples on /metrics, else as agreed; null when unknown (a family
+  // without samples in this scrape) or another exporter's.
+  const labelsOf = (n) => {
+    if (exposed.has(n)) return exposed.get(n).size ? exposed.get(n) : null;
+    if (n in m.kNotYetOnMetrics) return new Set(m.kNotYetOnMetrics[n]);
+    return null;
+  };
   const uses = [];
   for (const r of alertsOf(m.renderedRules(render))) uses.push({where: `alert ${r.alert}`, expr: r.expr});
-  uses.push(...m.dashboardQueries(m.renderedDashboard(render)).map((q) => ({...q, where: `dashboard ${q.where}`})));
+  for (const q of m.dashboardQueries(m.renderedDashboard(render))) {
+    uses.push({where: `dashboard ${q.where}`, expr: q.expr});
+  }
   const used = new Set();
+  let labelChecks = 0;
   for (const u of uses) {
-    for (const n of m.metricNames(u.expr)) {
+    const reads = m.readsOf(u.expr);
+    for (const n of reads.metrics) {
       used.add(n);
-      if (!exposed.has(n) && !m.kNotYetOnMetrics.includes(n) && !(n in m.kExternal)) {
+      if (!exposed.has(n) && !(n in m.kNotYetOnMetrics) && !(n in m.kExternal)) {
         fail(`${u.where}: ${n} is not on the daemon's /metrics`);
+        continue;
+      }
+      const have = labelsOf(n);
+      if (!have) continue;
+      // Grouping labels must be on every metric the expression reads (the rules' and panels'
+      // shape: one family, or families of one label set joined on shared labels).
+      for (const l of reads.grouping) {
+        ++labelChecks;
+        if (!have.has(l) && !m.kTargetLabels.includes(l)) {
+          fail(`${u.where}: ${n} has no label ${l} to group by`);
+        }
+      }
+    }
+    for (const sel of reads.selectors) {
+      const have = labelsOf(sel.metric);
+      if (!have) continue;
+      for (const l of sel.labels) {
+        ++labelChecks;
+        if (!have.has(l) && !m.kTargetLabels.includes(l)) {
+          fail(`${u.where}: ${sel.metric} has no label ${l}`);
+        }
       }
     }
   }
-  const pending = [...used].filter((n) => m.kNotYetOnMetrics.includes(n));
+  const pending = [...used].filter((n) => n in m.kNotYetOnMetrics);
   console.log(`${used.size} metric names in ${uses.length} expressions: ` +
     `${used.size - pending.length} served on /metrics or external, ${pending.length} not yet ` +
-    `served (kNotYetOnMetrics)`);
+    `served (kNotYetOnMetrics); ${labelChecks} label uses checked`);
 }
 
 try {

@@ -14,53 +14,63 @@ const YAML = require('yaml');
 const {parseDocs} = require('./k8s_check.js');
 
 // The per-pod and per-port series of issue 24 that another branch adds to the daemon: their names
-// as agreed, checked here until the daemon serves them. This is the one place to switch: once
-// they are on /metrics, empty this list (metric_names fails, naming this file, as soon as the
-// daemon serves any of them, so the list cannot go stale).
-const kNotYetOnMetrics = [
-  'rdmanet_pod_rdma_cnp_sent_total',
-  'rdmanet_pod_rdma_cnp_handled_total',
-  'rdmanet_pod_rdma_ecn_marked_packets_total',
-  'rdmanet_pod_rdma_out_of_sequence_total',
-  'rdmanet_pod_rdma_sequence_errors_total',
-  'rdmanet_pod_rdma_retransmits_total',
-  'rdmanet_pod_rdma_rnr_naks_total',
-  'rdmanet_pod_rdma_rx_bytes_total',
-  'rdmanet_pod_rdma_tx_bytes_total',
-  'rdmanet_pod_rdma_rx_packets_total',
-  'rdmanet_pod_rdma_tx_packets_total',
-  'rdmanet_pod_rdma_driver_counter_total',
-  'rdmanet_pod_device_info',
-  'rdmanet_pod_vf_rx_bytes_total',
-  'rdmanet_pod_vf_tx_bytes_total',
-  'rdmanet_pod_vf_rx_packets_total',
-  'rdmanet_pod_vf_tx_packets_total',
-  'rdmanet_pod_vf_rx_dropped_total',
-  'rdmanet_pod_vf_tx_dropped_total',
-  'rdmanet_port_pfc_pause_frames_total',
-  'rdmanet_port_pfc_pause_duration_seconds_total',
-  'rdmanet_port_link_down_events_total',
-];
+// and labels as agreed, checked here until the daemon serves them. This is the one place to
+// switch: once they are on /metrics, empty this table (metric_names fails, naming this file, as
+// soon as the daemon serves any of them, so the table cannot go stale).
+const kPodDevice = ['namespace', 'pod', 'interface', 'device', 'rdma_device', 'mode', 'port', 'counter'];
+const kPort = ['netdev', 'device', 'priority', 'direction', 'pods'];
+const kNotYetOnMetrics = {
+  rdmanet_pod_rdma_cnp_sent_total: kPodDevice,
+  rdmanet_pod_rdma_cnp_handled_total: kPodDevice,
+  rdmanet_pod_rdma_ecn_marked_packets_total: kPodDevice,
+  rdmanet_pod_rdma_out_of_sequence_total: kPodDevice,
+  rdmanet_pod_rdma_sequence_errors_total: kPodDevice,
+  rdmanet_pod_rdma_retransmits_total: kPodDevice,
+  rdmanet_pod_rdma_rnr_naks_total: kPodDevice,
+  rdmanet_pod_rdma_rx_bytes_total: kPodDevice,
+  rdmanet_pod_rdma_tx_bytes_total: kPodDevice,
+  rdmanet_pod_rdma_rx_packets_total: kPodDevice,
+  rdmanet_pod_rdma_tx_packets_total: kPodDevice,
+  rdmanet_pod_rdma_driver_counter_total: kPodDevice,
+  rdmanet_pod_device_info: ['namespace', 'pod', 'uid', 'interface', 'device', 'rdma_device', 'mode',
+    'netdev', 'priority'],
+  // The VFs' series are per pod-device too.
+  rdmanet_pod_vf_rx_bytes_total: kPodDevice,
+  rdmanet_pod_vf_tx_bytes_total: kPodDevice,
+  rdmanet_pod_vf_rx_packets_total: kPodDevice,
+  rdmanet_pod_vf_tx_packets_total: kPodDevice,
+  rdmanet_pod_vf_rx_dropped_total: kPodDevice,
+  rdmanet_pod_vf_tx_dropped_total: kPodDevice,
+  rdmanet_port_pfc_pause_frames_total: kPort,
+  rdmanet_port_pfc_pause_duration_seconds_total: kPort,
+  rdmanet_port_link_down_events_total: ['netdev', 'device'],
+};
+
+// Labels Prometheus adds to every series of a target.
+const kTargetLabels = ['instance', 'job'];
 
 // Names from other exporters, with the one that serves them: the dashboard's job selector joins
 // kube-state-metrics' pod labels.
 const kExternal = {kube_pod_labels: 'kube-state-metrics'};
 
-// The sample names a /metrics text declares: every `# TYPE` family (with _bucket, _sum, _count
-// for histograms and summaries, _total where a counter family is named without it) and every
-// sample line's name.
+// The sample names a /metrics text declares, each with the labels its samples carry (an empty
+// set when the family has no sample): every `# TYPE` family (with _bucket, _sum and _count for
+// histograms and summaries) and every sample line's name.
 function exposedNames(text) {
-  const names = new Set();
+  const names = new Map();
+  const add = (n) => names.has(n) || names.set(n, new Set());
   for (const line of text.split('\n')) {
     const t = line.match(/^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\w+)/);
     if (t) {
-      names.add(t[1]);
-      if (t[2] === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(t[1] + s);
-      if (t[2] === 'summary') for (const s of ['_sum', '_count']) names.add(t[1] + s);
+      add(t[1]);
+      if (t[2] === 'histogram') for (const x of ['_bucket', '_sum', '_count']) add(t[1] + x);
+      if (t[2] === 'summary') for (const x of ['_sum', '_count']) add(t[1] + x);
       continue;
     }
-    const s = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]/);
-    if (s) names.add(s[1]);
+    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{.*\})?\s/);
+    if (!m) continue;
+    add(m[1]);
+    for (const l of (m[2] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)) names.get(m[1]).add(l[1]);
   }
   return names;
 }
@@ -68,20 +78,37 @@ function exposedNames(text) {
 const kKeywords = new Set(['and', 'or', 'unless', 'bool', 'by', 'without', 'on', 'ignoring',
   'group_left', 'group_right', 'offset', 'inf', 'nan']);
 
-// The metric names one PromQL expression reads. Strings, label matchers, ranges, grouping label
-// lists and offsets are dropped first; what remains of identifiers not called as functions and
-// not keywords are metric names.
-function metricNames(expr) {
+const kName = '[A-Za-z_:][A-Za-z0-9_:]*';
+
+// What one PromQL expression reads: {metrics: [name], selectors: [{metric, labels}], grouping:
+// [label]}. Strings are blanked first; a selector is a name and its {matchers}; grouping labels
+// come from by, without, on, ignoring, group_left and group_right lists; what remains of
+// identifiers not called as functions and not keywords are metric names.
+function readsOf(expr) {
   let s = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""');
-  s = s.replace(/\{[^}]*\}/g, ' ').replace(/\[[^\]]*\]/g, ' ');
-  s = s.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/gi, ' ');
-  s = s.replace(/\boffset\s+-?[0-9a-z]+/gi, ' ');
-  const names = new Set();
-  for (const m of s.matchAll(/(?<![A-Za-z0-9_:.])([A-Za-z_:][A-Za-z0-9_:]*)(\s*\()?/g)) {
-    if (m[2] || kKeywords.has(m[1].toLowerCase())) continue;
-    names.add(m[1]);
+  const selectors = [];
+  for (const m of s.matchAll(new RegExp(`(?<![A-Za-z0-9_:.])(${kName})\\s*\\{([^}]*)\\}`, 'g'))) {
+    const labels = [...m[2].matchAll(/([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)/g)].map((l) => l[1]);
+    selectors.push({metric: m[1], labels});
   }
-  return [...names];
+  const grouping = [];
+  s = s.replace(/\{[^}]*\}/g, ' ').replace(/\[[^\]]*\]/g, ' ');
+  s = s.replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/gi, (all, kw, list) => {
+    grouping.push(...list.split(',').map((l) => l.trim()).filter(Boolean));
+    return ' ';
+  });
+  s = s.replace(/\boffset\s+-?[0-9a-z]+/gi, ' ');
+  const metrics = new Set();
+  for (const m of s.matchAll(new RegExp(`(?<![A-Za-z0-9_:.])(${kName})(\\s*\\()?`, 'g'))) {
+    if (m[2] || kKeywords.has(m[1].toLowerCase())) continue;
+    metrics.add(m[1]);
+  }
+  return {metrics: [...metrics], selectors, grouping: [...new Set(grouping)]};
+}
+
+// The metric names one PromQL expression reads.
+function metricNames(expr) {
+  return readsOf(expr).metrics;
 }
 
 // The rule groups of the rendered PrometheusRule in RENDER (a `helm template` output).
@@ -161,5 +188,5 @@ function asRecordingRules(queries) {
   return YAML.stringify({groups: [{name: 'dashboard', rules}]});
 }
 
-module.exports = {kNotYetOnMetrics, kExternal, exposedNames, metricNames, renderedRules,
-  renderedDashboard, dashboardQueries, asRecordingRules};
+module.exports = {kNotYetOnMetrics, kExternal, kTargetLabels, exposedNames, readsOf, metricNames,
+  renderedRules, renderedDashboard, dashboardQueries, asRecordingRules};

@@ -11,7 +11,8 @@
 #   monitoring.sh names DEVICE_PLUGIN FAKE_KUBELET SIMNODE
 #                            every metric the rules and the dashboard read is on the real
 #                            daemon's /metrics (on a simulated node, tree only: no root), or in
-#                            monitoring.js' kNotYetOnMetrics or kExternal
+#                            monitoring.js' kNotYetOnMetrics or kExternal, with the labels they
+#                            select and group by
 source "$(dirname "$0")/lib.sh"
 require_tools
 make_tmp
@@ -24,10 +25,12 @@ node "$tests_dir/check_chart.js" "$tmp/r.yaml" >/dev/null || die "the render wit
 case $what in
   rules)
     "${check[@]}" rules "$tmp/r.yaml" "$tests_dir/rules/alerts_test.yaml" "$tmp/rules"
-    out=$(promtool check rules "$tmp/rules/rules.yaml" 2>&1) || { echo "$out" >&2; die "promtool check rules"; }
+    out=$(promtool check rules "$tmp/rules/rules.yaml" 2>&1) ||
+      { echo "$out" >&2; die "promtool check rules"; }
     grep -q SUCCESS <<<"$out" || die "promtool check rules: $out"
     cp "$tests_dir/rules/alerts_test.yaml" "$tmp/rules/"
-    out=$(promtool test rules "$tmp/rules/alerts_test.yaml" 2>&1) || { echo "$out" >&2; die "promtool test rules"; }
+    out=$(promtool test rules "$tmp/rules/alerts_test.yaml" 2>&1) ||
+      { echo "$out" >&2; die "promtool test rules"; }
     echo "promtool test rules: every alert test passes"
     # Controls: the tests notice each alert that can no longer fire.
     n=0
@@ -89,7 +92,8 @@ case $what in
         grep -q '^rdmanet_dp_registered{.*} 1$' "$tmp/metrics.txt" &&
         grep -q '^rdmanet_doctor_counter_delta{' "$tmp/metrics.txt"
     }
-    poll 60 scraped || { tail "$tmp/dp.log" >&2; die "/metrics never showed a registered pool and doctor deltas"; }
+    poll 60 scraped ||
+      { tail "$tmp/dp.log" >&2; die "/metrics never showed a registered pool and doctor deltas"; }
     "${check[@]}" names "$tmp/r.yaml" "$tmp/metrics.txt"
     echo "PASS: every metric the rules and the dashboard read is accounted for"
     ;;
