@@ -9,9 +9,9 @@
 // whole request, a non-reader after a few (each write of the reply has its own: 2 s measured
 // with a 500 ms deadline). Past the worker count, new connections wait in the queue until a
 // deadline frees a worker, so a probe that arrives behind Q held or queued connections waits
-// about ceil((Q + 1 - workers) / workers) deadlines: none up to 15 at once, 1 s up to 31, under
-// kubelet's 2 s probe timeout up to 47. A client that keeps reconnecting is dropped at
-// workers / deadline = 16 connections a second (128 workers and 5 s, before: 25.6).
+// ceil((Q + 1 - workers) / workers) deadlines: none behind up to 15, 1 s (under kubelet's 2 s
+// probe timeout) behind up to 31, 2 s behind up to 47. A client that keeps reconnecting is
+// dropped at workers / deadline = 16 connections a second (128 workers and 5 s, before: 25.6).
 // Why so few: civetweb 1.15 starts every worker up front, and each costs ~19 KB resident (its
 // touched stack, its connection and request buffer): 128 workers instead of 16 put the daemon at
 // 16.3 MB instead of 14.2 (device-plugin mode, 8 devices, bench/dp_scale.sh 1). The test in

@@ -257,6 +257,22 @@ TEST_F(HttpStallTest, ProbesAreAnsweredWhileSeventyFiveClientsHoldConnections) {
   EXPECT_LT(max_metrics, 1s);
 }
 
+// Past the workers, connections queue: behind 31 idle connections (kHttpLimits' 16 workers held,
+// 15 queued ahead of it) a probe waits for one deadline to free them, within kubelet's 2 s
+// probe timeout.
+TEST_F(HttpStallTest, AProbeQueuedBehindAWorkerPoolOfIdleClientsWaitsOneDeadline) {
+  start(kHttpLimits);
+  std::vector<Fd> idle;
+  openIdle(2 * kHttpLimits.workers - 1, idle);
+  Timed t = timedGet(port(), "/healthz");
+  ASSERT_TRUE(t.reply.starts_with("HTTP/1.1 200")) << t.reply;
+  std::printf("/healthz behind %zu idle connections (%d workers, %lld ms deadline): %.0f ms\n",
+              idle.size(), kHttpLimits.workers, static_cast<long long>(kHttpLimits.timeout.count()),
+              static_cast<double>(t.took.count()) / 1000);
+  EXPECT_GE(t.took, kHttpLimits.timeout / 2);  // it did queue: the idle ones held every worker
+  EXPECT_LT(t.took, 2s);
+}
+
 // With a single worker, each kind of hostile client holds it until the timeout and no longer:
 // the deadline covers a whole request (not each byte of a trickle) and a whole reply.
 TEST_F(HttpStallTest, TheTimeoutFreesAWorkerFromEachKindOfStuckClient) {
