@@ -19,7 +19,8 @@
 #     against a bare gRPC unary call to a do-nothing server in its own process on a unix socket
 #     (rdmanet-dp-bench-client bare, the device-plugin bench's floor). Ratios are p99 / bare p99.
 #   bench/dra_bench.sh [--vfs N] [--claims N] [--calls N] [--keep]
-# BUILD_DIR as in dp_bench.sh (use a Release tree: `BUILD_DIR=build-rel bench/dra_bench.sh`).
+# BUILD_DIR as in dp_bench.sh (use a Release tree: `BUILD_DIR=build-rel bench/dra_bench.sh`);
+# BIN_DIR=DIR takes the four binaries from DIR, unbuilt, as dp_scale.sh does.
 # The machine may be shared: the load average is printed with the figures. Prints a report and,
 # last, one JSON line.
 set -euo pipefail
@@ -43,15 +44,20 @@ for tool in node jq; do
   command -v "$tool" >/dev/null || { echo "dra_bench: needs $tool" >&2; exit 1; }
 done
 
-if [[ ! -f $build_dir/build.ninja ]]; then
-  cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+if [[ -n ${BIN_DIR:-} ]]; then
+  plugin=$BIN_DIR/rdmanet-device-plugin simnode=$BIN_DIR/rdmanet-simnode
+  dp_client=$BIN_DIR/rdmanet-dp-bench-client client=$BIN_DIR/rdmanet-dra-bench-client
+else
+  if [[ ! -f $build_dir/build.ninja ]]; then
+    cmake -S "$repo" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  cmake --build "$build_dir" -j2 --target rdmanet-device-plugin rdmanet-simnode \
+    rdmanet-dp-bench-client rdmanet-dra-bench-client >/dev/null
+  plugin=$build_dir/deviceplugin/rdmanet-device-plugin
+  simnode=$build_dir/tests/simnode/rdmanet-simnode
+  dp_client=$build_dir/tests/deviceplugin/rdmanet-dp-bench-client
+  client=$build_dir/tests/deviceplugin/rdmanet-dra-bench-client
 fi
-cmake --build "$build_dir" -j2 --target rdmanet-device-plugin rdmanet-simnode \
-  rdmanet-dp-bench-client rdmanet-dra-bench-client >/dev/null
-plugin=$build_dir/deviceplugin/rdmanet-device-plugin
-simnode=$build_dir/tests/simnode/rdmanet-simnode
-dp_client=$build_dir/tests/deviceplugin/rdmanet-dp-bench-client
-client=$build_dir/tests/deviceplugin/rdmanet-dra-bench-client
 
 work=$(mktemp -d /dev/shm/drabench.XXXXXX 2>/dev/null || mktemp -d)
 pids=()

@@ -26,8 +26,10 @@ want_build=(
 # reference peers; ethtool to change igb's pause in the vm doctor test; mmdebstrap, podman and runc
 # build and run the container image, hack/image.sh; shellcheck and clang-tidy for the lint label;
 # openssl for the throw-away CA of the Kubernetes client's TLS tests;
-# python3-prometheus-client parses /metrics as Prometheus would; nftables routes the test
-# cluster's kubernetes Service to its API server, hack/cluster/network.sh).
+# python3-prometheus-client parses /metrics as Prometheus would; prometheus for its promtool,
+# which checks and unit-tests the chart's alert rules and parses the dashboard's queries
+# (tests/manifests/rules.sh, dashboard.sh); nftables routes the test cluster's kubernetes Service
+# to its API server, hack/cluster/network.sh).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc strace
   containernetworking-plugins golang-go golang-github-appc-cni-dev
@@ -35,7 +37,7 @@ want_test=(
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq ethtool perftest rdmacm-utils
   mmdebstrap podman runc
-  shellcheck clang-tidy openssl python3-prometheus-client nftables
+  shellcheck clang-tidy openssl python3-prometheus-client prometheus nftables
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

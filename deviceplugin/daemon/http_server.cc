@@ -78,8 +78,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& addr, H
       {"request_timeout_ms", std::to_string(limits.timeout.count())},
       {"enable_keep_alive", "no"},
       // Each worker holds a request buffer of this size from the start: civetweb's 16 KiB
-      // default, times 128 workers, is 2 MiB for requests that are a GET line and a few headers
-      // (Prometheus's and kubelet's are under 1 KiB); civetweb answers a larger one 400.
+      // default is 16 times what a GET line and a few headers need (Prometheus's and kubelet's
+      // are under 1 KiB); civetweb answers a larger one 400.
       {"max_request_size", std::to_string(limits.max_request_bytes)},
   };
   std::vector<const char*> options;

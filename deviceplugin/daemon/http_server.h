@@ -7,10 +7,18 @@
 // byte at a time and scrapers that stop reading a large /metrics reply each hold one worker
 // until civetweb's deadline drops them: an idle or slow-header client after one deadline for the
 // whole request, a non-reader after a few (each write of the reply has its own: 2 s measured
-// with a 500 ms deadline). With 128 workers, 75 such connections at once (the test in
-// tests/deviceplugin/daemon/http_stall_test.cc) leave workers free, so /healthz is answered at
-// once; past the worker count, new connections wait in the accept queue until a deadline frees
-// a worker. Connections are never kept alive: one request each.
+// with a 500 ms deadline). Past the worker count, new connections wait in the queue until a
+// deadline frees a worker, so a probe that arrives behind Q held or queued connections waits
+// ceil((Q + 1 - workers) / workers) deadlines: none behind up to 15, 1 s (under kubelet's 2 s
+// probe timeout) behind up to 31, 2 s behind up to 47. A client that keeps reconnecting is
+// dropped at workers / deadline = 16 connections a second (128 workers and 5 s, before: 25.6).
+// Why so few: civetweb 1.15 starts every worker up front, and each costs ~19 KB resident (its
+// touched stack, its connection and request buffer): 128 workers instead of 16 put the daemon at
+// 16.3 MB instead of 14.2 (device-plugin mode, 8 devices, bench/dp_scale.sh 1). The test in
+// tests/deviceplugin/daemon/http_stall_test.cc opens 75 hostile connections at once: the queue
+// drains them within 4 deadlines, and then, with the non-readers still holding workers, the
+// probes are answered within 100 ms.
+// Connections are never kept alive: one request each.
 //
 // GET and HEAD only (405 otherwise); the handler sees the path without the query string.
 // The handler is called concurrently from several workers: it must be thread-safe.
@@ -40,7 +48,7 @@ struct HttpLimits {
   int max_request_bytes = 4096;       // request line and headers; civetweb answers more 400
 };
 inline constexpr HttpLimits kHttpLimits{
-    .workers = 128, .queue = 128, .timeout = std::chrono::milliseconds(5000)};
+    .workers = 16, .queue = 128, .timeout = std::chrono::milliseconds(1000)};
 
 class HttpServer {
  public:

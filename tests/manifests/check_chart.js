@@ -45,8 +45,10 @@ const one = (k) => {
   return l[0];
 };
 
-// --- The device plugin config.
-const cm = one('ConfigMap');
+// --- The device plugin config (the one ConfigMap with config.json; the dashboard's is another).
+const configMaps = ofKind('ConfigMap').filter((c) => c.data && 'config.json' in c.data);
+if (configMaps.length !== 1) fail(`expected one ConfigMap with config.json, got ${configMaps.length}`);
+const cm = configMaps[0];
 let dpConfig = null;
 let dpArgs = null;  // the device plugin container's args, for render_feeds_binaries.sh
 const configText = cm && cm.data && cm.data['config.json'];

@@ -6,7 +6,8 @@
 #   helm_template.sh <mode>        manifests/values/<mode>.yaml (sriov, macvlan, host-device,
 #                                  sriov-dra: a file with `api: dra` is checked as such)
 #   helm_template.sh toggles       the optional parts switched: metrics Service + ServiceMonitor,
-#                                  CDI, no CNI install, an existing ServiceAccount, image digest
+#                                  scrape annotations, PrometheusRule, dashboard, CDI, no CNI
+#                                  install, an existing ServiceAccount, image digest
 #   helm_template.sh dra           api: dra with the defaults, and with its values changed
 source "$(dirname "$0")/lib.sh"
 require_tools
@@ -19,8 +20,10 @@ case $what in
     render "$tmp/r.yaml"
     "${check[@]}" "$tmp/r.yaml"
     # Optional objects stay off by default.
-    ! grep -qE '^kind: (Service|ServiceMonitor|NetworkAttachmentDefinition)$' "$tmp/r.yaml" ||
+    ! grep -qE '^kind: (Service|ServiceMonitor|PrometheusRule|NetworkAttachmentDefinition)$' "$tmp/r.yaml" ||
       die "default values render optional objects"
+    ! grep -qE '^  (rdmanet\.json|prometheus\.io/scrape):' "$tmp/r.yaml" ||
+      die "default values render the dashboard or scrape annotations"
     ;;
   toggles)
     render "$tmp/a.yaml" --set metrics.serviceMonitor.enabled=true --set devicePlugin.cdi.enabled=true
@@ -28,6 +31,24 @@ case $what in
     grep -qx 'kind: ServiceMonitor' "$tmp/a.yaml" || die "serviceMonitor.enabled renders no ServiceMonitor"
     grep -qx 'kind: Service' "$tmp/a.yaml" || die "a ServiceMonitor needs the metrics Service"
     grep -qx -- ' *- --cdi' "$tmp/a.yaml" || die "cdi.enabled does not pass --cdi"
+    # The per-pod series' own namespace and pod labels survive the scrape.
+    grep -qx ' *honorLabels: true' "$tmp/a.yaml" || die "the ServiceMonitor does not honor labels"
+
+    # Monitoring without the operator: scrape annotations on the pods; the rules and the
+    # dashboard (its ConfigMap where Grafana's sidecar looks, with the sidecar's label).
+    render "$tmp/m.yaml" --set metrics.scrapeAnnotations.enabled=true \
+      --set metrics.prometheusRule.enabled=true --set metrics.prometheusRule.labels.release=kps \
+      --set metrics.dashboard.enabled=true --set metrics.dashboard.namespace=grafana \
+      --set devicePlugin.metricsPort=9200
+    "${check[@]}" "$tmp/m.yaml"
+    grep -qx ' *prometheus.io/scrape: "true"' "$tmp/m.yaml" || die "no prometheus.io/scrape annotation"
+    grep -qx ' *prometheus.io/port: "9200"' "$tmp/m.yaml" || die "prometheus.io/port is not the metrics port"
+    grep -qx 'kind: PrometheusRule' "$tmp/m.yaml" || die "prometheusRule.enabled renders no PrometheusRule"
+    grep -qx '    release: kps' "$tmp/m.yaml" || die "prometheusRule.labels ignored"
+    node -e 'const {renderedDashboard}=require(process.argv[1]);const d=renderedDashboard(process.argv[2]);
+      if(!d.uid)process.exit(1)' "$tests_dir/monitoring.js" "$tmp/m.yaml" || die "no dashboard JSON"
+    grep -qx '  namespace: grafana' "$tmp/m.yaml" || die "dashboard.namespace ignored"
+    grep -qx '    grafana_dashboard: "1"' "$tmp/m.yaml" || die "the dashboard lacks the sidecar's label"
 
     render "$tmp/b.yaml" --set cni.install=false --set serviceAccount.create=false \
       --set serviceAccount.name=node-agents \

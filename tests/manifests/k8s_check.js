@@ -6,8 +6,8 @@
 //   4.5.1 lacks. An object is checked against every listed version that has its kind.
 // - kubernetes-models does not catch misspelled fields, so every key of an object (outside
 //   free-form maps such as labels) must also be a field name that some Kubernetes type has.
-// - CRD kinds the chart renders (NetworkAttachmentDefinition, ServiceMonitor) have no schema in
-//   kubernetes-models; their shape is checked here by hand.
+// - CRD kinds the chart renders (NetworkAttachmentDefinition, ServiceMonitor, PrometheusRule)
+//   have no schema in kubernetes-models; their shape is checked here by hand.
 'use strict';
 
 const fs = require('fs');
@@ -153,6 +153,21 @@ const kCrdChecks = {
       for (const k of ['interval', 'scrapeTimeout']) {
         if (ep[k] !== undefined && !/^[0-9]+(ms|s|m|h)$/.test(ep[k])) {
           errors.push(`${id}: endpoints[${i}].${k} ${ep[k]} is not a duration`);
+        }
+      }
+    }
+    return errors;
+  },
+  'monitoring.coreos.com/v1/PrometheusRule': (obj, id) => {
+    const errors = [];
+    const groups = (obj.spec || {}).groups;
+    if (!Array.isArray(groups) || !groups.length) errors.push(`${id}: spec.groups must be a non-empty list`);
+    for (const [i, g] of (groups || []).entries()) {
+      if (typeof g.name !== 'string') errors.push(`${id}: groups[${i}].name missing`);
+      if (!Array.isArray(g.rules) || !g.rules.length) errors.push(`${id}: groups[${i}].rules empty`);
+      for (const [j, r] of (g.rules || []).entries()) {
+        if (typeof r.expr !== 'string' || !(r.alert || r.record)) {
+          errors.push(`${id}: groups[${i}].rules[${j}] needs expr and alert or record`);
         }
       }
     }

@@ -1,9 +1,12 @@
 // The HTTP endpoint under hostile clients (issue 13 item 5), over a veth pair between two
 // scratch namespaces: loopback would hide the non-reading scraper, because the kernel buffers
-// a whole multi-megabyte reply there. Held at once: 50 idle connections, 20 clients sending
+// a whole multi-megabyte reply there. Opened at once: 50 idle connections, 20 clients sending
 // their headers a byte at a time, and 5 scrapers that never read a /metrics reply larger than
-// the socket buffers. Meanwhile /healthz must be answered within 100 ms and a full /metrics
-// within 1 s (the chart's probe timeout is 2 s). Root only; skipped otherwise.
+// the socket buffers. With the daemon's limits (kHttpLimits: fewer workers than clients) the
+// first ones hold the workers and the rest wait in the queue until deadlines free them; the
+// non-readers' replies must start within 10 s, and then, while they hold their workers and the
+// tricklers keep sending, /healthz must be answered within 100 ms and a full /metrics within
+// 1 s (the chart's probe timeout is 2 s). Root only; skipped otherwise.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -243,7 +246,7 @@ TEST_F(HttpStallTest, ProbesAreAnsweredWhileSeventyFiveClientsHoldConnections) {
   const auto max_metrics = *std::max_element(metrics.begin(), metrics.end());
   std::sort(health.begin(), health.end());
   std::printf(
-      "held: 50 idle, 20 slow-header, 5 non-reading (/metrics reply %zu bytes, server tcp_wmem "
+      "opened: 50 idle, 20 slow-header, 5 non-reading (/metrics reply %zu bytes, server tcp_wmem "
       "max %zu, client rcvbuf %d)\n/healthz x20: median %.2f ms, max %.2f ms; /metrics x3: max "
       "%.1f ms\n",
       metrics_body_.size(), wmem_max_, kClientRcvBuf,
@@ -252,6 +255,22 @@ TEST_F(HttpStallTest, ProbesAreAnsweredWhileSeventyFiveClientsHoldConnections) {
       static_cast<double>(max_metrics.count()) / 1000);
   EXPECT_LT(max_health, 100ms);
   EXPECT_LT(max_metrics, 1s);
+}
+
+// Past the workers, connections queue: behind 31 idle connections (kHttpLimits' 16 workers held,
+// 15 queued ahead of it) a probe waits for one deadline to free them, within kubelet's 2 s
+// probe timeout.
+TEST_F(HttpStallTest, AProbeQueuedBehindAWorkerPoolOfIdleClientsWaitsOneDeadline) {
+  start(kHttpLimits);
+  std::vector<Fd> idle;
+  openIdle(2 * kHttpLimits.workers - 1, idle);
+  Timed t = timedGet(port(), "/healthz");
+  ASSERT_TRUE(t.reply.starts_with("HTTP/1.1 200")) << t.reply;
+  std::printf("/healthz behind %zu idle connections (%d workers, %lld ms deadline): %.0f ms\n",
+              idle.size(), kHttpLimits.workers, static_cast<long long>(kHttpLimits.timeout.count()),
+              static_cast<double>(t.took.count()) / 1000);
+  EXPECT_GE(t.took, kHttpLimits.timeout / 2);  // it did queue: the idle ones held every worker
+  EXPECT_LT(t.took, 2s);
 }
 
 // With a single worker, each kind of hostile client holds it until the timeout and no longer:
