@@ -53,7 +53,7 @@ stop_gpu_driver() {
   kill "$gpu_pid" 2>/dev/null || true
   wait "$gpu_pid" 2>/dev/null || true
 }
-trap 'stop_gpu_driver; cluster_teardown' EXIT
+teardown_hooks+=(stop_gpu_driver)
 {
   cat <<YAML
 apiVersion: resource.k8s.io/v1
@@ -112,7 +112,7 @@ wait_pod_ready nic-1
 pci=$(check_rdma_container nic-1 PCIDEVICE_RDMA_VF)
 dev=$(allocated nic-1 "$driver")
 eq "the VF of nic-1's claim" "$(slice_devices | awk -v d="$dev" '$1 == d {print $2}')" "$pci"
-check_eth1 nic-1 "$pci"
+check_eth1 nic-1 "$pci" no
 pod_exec nic-1 test -s "/var/run/rdmanet/$pci/rdmanet.env" || fail "nic-1 lacks its pod info"
 delete_claim_pod nic-1
 wait_until 30 "$pci's netdev back on the host" test -n "$(host_netdev_of "$pci")"
@@ -141,7 +141,7 @@ for i in $(seq 1 10); do
   nic_pci=$(slice_devices | awk -v d="$nic" '$1 == d {print $2}')
   eq "PCIe root of pair-$i's NIC $nic_pci (GPU $gpu_pci)" "$(pci_root "$gpu_pci")" "$(pci_root "$nic_pci")"
   eq "pair-$i's container VF" "$nic_pci" "$(pod_env "pair-$i" PCIDEVICE_RDMA_VF)"
-  check_eth1 "pair-$i" "$nic_pci"
+  check_eth1 "pair-$i" "$nic_pci" no
   roots_used[$(pci_root "$gpu_pci")]=1
   live+=("pair-$i")
   if ((${#live[@]} == 3)); then

@@ -19,12 +19,17 @@ fail() {
   exit 1
 }
 ok() { echo "ok: $*"; }
-# note KEY VALUE: a figure for the closing report (grep '^figure:' in the test's output).
-note() { echo "figure: $1=$2"; }
+# note KEY VALUE: a figure for the closing report, in the output and in cluster-figures.txt of
+# the test's working directory.
+note() { echo "figure: $1=$2" | tee -a cluster-figures.txt; }
 
-# On any exit: what the cluster logged, when a check failed, then down.
+# Functions a test adds to run on exit before the cluster goes down (stopping its own processes).
+teardown_hooks=()
+# On any exit: the test's hooks, what the cluster logged when a check failed, then down; the
+# exit code stays the test's.
 cluster_teardown() {
-  local rc=$?
+  local rc=$? h
+  for h in "${teardown_hooks[@]}"; do "$h" || true; done
   if ((rc != 0)); then
     echo "--- cluster state at failure (rc=$rc)" >&2
     kc get pods -A -o wide >&2 2>/dev/null || true
@@ -84,8 +89,9 @@ pod_exec() {
   shift
   kc -n "$ns" exec "$pod" -- "$@"
 }
-# pod_env POD NAME: the container's environment variable NAME.
-pod_env() { pod_exec "$1" /usr/local/busybox/printenv "$2"; }
+# pod_env POD NAME: the container's environment variable NAME; fails when it is unset. (The
+# image's busybox has no printenv applet.)
+pod_env() { pod_exec "$1" sh -c "printf '%s' \"\${$2?}\""; }
 delete_pod() { kc -n "$ns" delete pod "$@" --wait --timeout 120s >/dev/null; }
 
 # The simulated node's facts, read from its sysfs tree (hack/simnode).
@@ -105,8 +111,14 @@ pool_vfs() {
   done
   true
 }
-# The host netdev of a PCI function, if it is in the host's netns (absent once in a pod).
-host_netdev_of() { ls "$simnode_sys/bus/pci/devices/$1/net" 2>/dev/null; }
+# The host netdev of a PCI function, if it is in the host's netns (absent once in a pod). The
+# simulated tree names it whatever netns the real veth behind it is in.
+host_netdev_of() {
+  local name
+  name=$(ls "$simnode_sys/bus/pci/devices/$1/net" 2>/dev/null) || return 0
+  if [[ -n $name ]] && ip link show dev "$name" >/dev/null 2>&1; then echo "$name"; fi
+  true
+}
 
 # The daemon's /metrics (hostNetwork, the chart's metricsPort).
 metrics() { curl -fsS --max-time 5 "http://$node_ip:9109/metrics"; }
