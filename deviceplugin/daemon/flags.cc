@@ -97,6 +97,11 @@ void defineFlags(CLI::App& app, Flags& f) {
   pathOption(
       app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
       "where CDI specs are written, with --cdi or --api dra (default /var/run/cdi)");
+  app.add_option("--cni-state-dir", f.cni_state_dir,
+                 "the rdmanet CNI's state directory, read on each scrape for the\n"
+                 "rdmanet_pod_* series (default /var/lib/cni/rdmanet; \"off\" disables)")
+      ->type_name("DIR")
+      ->check(cli::nonEmpty());
   app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
   app.add_option("--metrics-addr", f.metrics_addr,
                  "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
