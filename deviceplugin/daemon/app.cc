@@ -156,7 +156,7 @@ int runDevicePlugin(int argc, const char* const* argv) {
   // otherwise); a slow kubelet costs a scrape at most the deadline.
   podnet::PodSeams pod_seams;
   auto pod_resources = makePodResourcesSource(flags->kubelet_dir / "pod-resources" / "kubelet.sock",
-                                              std::chrono::milliseconds(500));
+                                              std::chrono::milliseconds(500), flags->driver_name);
   std::unique_ptr<podnet::PodMetrics> pods;
   if (flags->cni_state_dir != "off") {
     pod_seams = podnet::openPodSeams(flags->sysfs_root, [](const std::string& note) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include "deviceplugin/dra/dra_device.h"
 #include "proto/kubelet/podresources/v1/api.grpc.pb.h"
 
 namespace rdmanet::dp {
@@ -10,8 +11,9 @@ namespace {
 
 class GrpcPodResources final : public podnet::KubeletPodSource {
  public:
-  GrpcPodResources(std::filesystem::path socket, std::chrono::milliseconds deadline)
-      : socket_(std::move(socket)), deadline_(deadline) {}
+  GrpcPodResources(std::filesystem::path socket, std::chrono::milliseconds deadline,
+                   std::string dra_driver)
+      : socket_(std::move(socket)), deadline_(deadline), dra_driver_(std::move(dra_driver)) {}
 
   Result<std::vector<podnet::KubeletPod>> list() override {
     std::error_code ec;
@@ -42,6 +44,13 @@ class GrpcPodResources final : public podnet::KubeletPodSource {
         for (const auto& d : c.devices()) {
           pod.device_ids.insert(pod.device_ids.end(), d.device_ids().begin(), d.device_ids().end());
         }
+        for (const auto& claim : c.dynamic_resources()) {
+          for (const auto& r : claim.claim_resources()) {
+            if (r.driver_name() != dra_driver_) continue;
+            if (auto pci = dra::pciOfDeviceName(r.device_name()))
+              pod.device_ids.push_back(pci->str());
+          }
+        }
       }
       if (!pod.device_ids.empty()) out.push_back(std::move(pod));
     }
@@ -51,13 +60,15 @@ class GrpcPodResources final : public podnet::KubeletPodSource {
  private:
   std::filesystem::path socket_;
   std::chrono::milliseconds deadline_;
+  std::string dra_driver_;
 };
 
 }  // namespace
 
-std::unique_ptr<podnet::KubeletPodSource> makePodResourcesSource(
-    std::filesystem::path socket, std::chrono::milliseconds deadline) {
-  return std::make_unique<GrpcPodResources>(std::move(socket), deadline);
+std::unique_ptr<podnet::KubeletPodSource> makePodResourcesSource(std::filesystem::path socket,
+                                                                 std::chrono::milliseconds deadline,
+                                                                 std::string dra_driver) {
+  return std::make_unique<GrpcPodResources>(std::move(socket), deadline, std::move(dra_driver));
 }
 
 }  // namespace rdmanet::dp

@@ -14,7 +14,7 @@
 namespace rdmanet::podnet {
 
 // One pod's devices as kubelet lists them (all resources, all containers), by device ID: for
-// rdmanet's pools the ID is the PCI address.
+// rdmanet's pools the ID is the PCI address, and so is a DRA device's, translated by the source.
 struct KubeletPod {
   std::string pod_namespace{};
   std::string pod_name{};
