@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <fstream>
 #include <sstream>
 
 #include "cni/state_store.h"
@@ -108,6 +109,38 @@ TEST_F(DpPodsIntegrationTest, ARestartedDaemonServesTheSameMap) {
   stopPlugin();
   startPlugin();
   EXPECT_EQ(podSeries(), before);
+}
+
+// VmRSS of a process in kB (0 if unreadable).
+long rssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+TEST_F(DpPodsIntegrationTest, FiftyPodsComingAndGoingLeaveNoStaleSeriesAndFlatMemory) {
+  attach("steady", "steady", 0);
+  startPlugin();
+  // civetweb hands connections to its 128 workers in turn, and each worker's stack pages count
+  // once it has rendered a scrape: warm them all up first, so what is left to see is the pods'.
+  for (int i = 0; i < 160; ++i) ASSERT_THAT(podSeries(), HasSubstr("pod=\"steady\""));
+  const long rss_before = rssKb(plugin_->child().pid());
+  for (int i = 0; i < 50; ++i) {
+    const std::string cid = "churn" + std::to_string(i), pod = "churn-" + std::to_string(i);
+    attach(cid, pod, 1 + i % 3);
+    ASSERT_THAT(podSeries(), HasSubstr("pod=\"" + pod + "\""));
+    ASSERT_TRUE(store_.remove(cid, "net1").ok());
+    const std::string after = podSeries();
+    ASSERT_THAT(after, Not(HasSubstr("churn-"))) << "pod " << pod << " left series behind";
+    ASSERT_THAT(after, HasSubstr("rdmanet_pod_map_attachments 1"));
+  }
+  // Nothing is kept per pod between scrapes: a margin for the allocator, far below what 50
+  // pods' series would hold (about 6 kB of text each).
+  const long rss_after = rssKb(plugin_->child().pid());
+  EXPECT_LT(rss_after - rss_before, 256) << rss_before << " kB -> " << rss_after << " kB";
 }
 
 }  // namespace
