@@ -53,7 +53,8 @@ Result<EthtoolStats> IoctlEthtoolStats::stats(const std::string& ifname) {
   if (n > kMaxStats) return failure(E2BIG, what);
 
   // Both replies are variable-length structs: the header, then n strings / n u64 values.
-  std::vector<uint64_t> strings_buf((sizeof(ethtool_gstrings) + n * ETH_GSTRING_LEN + 7) / 8);
+  std::vector<uint64_t> strings_buf((sizeof(ethtool_gstrings) + size_t{n} * ETH_GSTRING_LEN + 7) /
+                                    8);
   auto* strings = reinterpret_cast<ethtool_gstrings*>(strings_buf.data());
   strings->cmd = ETHTOOL_GSTRINGS;
   strings->string_set = ETH_SS_STATS;
@@ -70,7 +71,7 @@ Result<EthtoolStats> IoctlEthtoolStats::stats(const std::string& ifname) {
   EthtoolStats out;
   out.reserve(got);
   for (uint32_t i = 0; i < got; ++i) {
-    const char* s = reinterpret_cast<const char*>(strings->data) + i * ETH_GSTRING_LEN;
+    const char* s = reinterpret_cast<const char*>(strings->data) + size_t{i} * ETH_GSTRING_LEN;
     out.emplace_back(std::string(s, strnlen(s, ETH_GSTRING_LEN)), values->data[i]);
   }
   return out;

@@ -76,7 +76,10 @@ PodSnapshot readPods(const std::vector<PodDevice>& devices, const PodReaderDeps&
   for (auto& [netdev, p] : ports) {
     if (!pod_side.contains(netdev) && deps.host) readPort(*deps.host, deps.ethtool, netdev, p);
   }
-  for (const auto& [netns, idxs] : in_netns) {
+  for (const auto& entry : in_netns) {
+    // Named, not a structured binding: the lambda below captures it (clang 14 refuses those).
+    const std::string& netns = entry.first;
+    const std::vector<size_t>& idxs = entry.second;
     if (netns.empty() || deps.netns == nullptr) {
       ++snap.unread_netns;
       continue;
