@@ -49,6 +49,10 @@ std::vector<PodDevice> resolvePodDevices(const Sysfs& sysfs,
   std::vector<PodDevice> out;
   out.reserve(attachments.size());
   SoftRdma soft(sysfs);
+  struct Master {
+    std::string pci, rdma;
+  };
+  std::map<std::string, Master> masters;
   for (const auto& a : attachments) {
     PodDevice d{.att = a};
     if (a.mode == "sriov") {
@@ -58,18 +62,23 @@ std::vector<PodDevice> resolvePodDevices(const Sysfs& sysfs,
       d.port_netdev = a.host_netdev;
       d.port_pci = a.pci;
       d.port_ifname_in_pod = a.pod_lower.empty() ? a.ifname : a.pod_lower;
-    } else {  // macvlan
+    } else {  // macvlan: many pods share a master, resolved once per master
+      auto [it, fresh] = masters.try_emplace(a.host_netdev);
+      if (fresh) {
+        it->second.pci = pciOfNetdev(sysfs, a.host_netdev);
+        if (!it->second.pci.empty()) {
+          it->second.rdma = rdmaUnder(sysfs, "/sys/bus/pci/devices/" + it->second.pci);
+        }
+        if (it->second.rdma.empty()) it->second.rdma = soft.onNetdev(a.host_netdev);
+      }
       d.port_netdev = a.host_netdev;
-      d.port_pci = pciOfNetdev(sysfs, a.host_netdev);
+      d.port_pci = it->second.pci;
+      d.rdma_device = it->second.rdma;
     }
     if (!a.rdma_in_pod.empty()) {
       d.rdma_device = a.rdma_in_pod.front();
       d.rdma_in_pod_netns = true;
-    } else if (a.mode == "macvlan") {
-      if (!d.port_pci.empty())
-        d.rdma_device = rdmaUnder(sysfs, "/sys/bus/pci/devices/" + d.port_pci);
-      if (d.rdma_device.empty()) d.rdma_device = soft.onNetdev(a.host_netdev);
-    } else if (!a.pci.empty()) {
+    } else if (a.mode != "macvlan" && !a.pci.empty()) {
       d.rdma_device = rdmaUnder(sysfs, "/sys/bus/pci/devices/" + a.pci);
     }
     out.push_back(std::move(d));

@@ -14,6 +14,26 @@ void readRdma(const Sysfs& sysfs, DeviceReading& r) {
   }
 }
 
+// The host's RDMA devices, each read once per scrape however many pods share it (macvlan pods
+// share their master's).
+class HostRdma {
+ public:
+  explicit HostRdma(const Sysfs& sysfs) : sysfs_(sysfs) {}
+  void read(DeviceReading& r) {
+    auto it = read_.find(r.dev.rdma_device);
+    if (it != read_.end()) {
+      r.ports = it->second;
+      return;
+    }
+    readRdma(sysfs_, r);
+    read_.emplace(r.dev.rdma_device, r.ports);
+  }
+
+ private:
+  const Sysfs& sysfs_;
+  std::map<std::string, std::map<int, std::map<std::string, uint64_t>>> read_;
+};
+
 void readPort(const Sysfs& sysfs, EthtoolStatsReader* ethtool, const std::string& ifname,
               PortReading& p) {
   if (auto n = sysfs.readInt("/sys/class/net/" + ifname + "/carrier_down_count"); n && *n >= 0) {
@@ -56,10 +76,12 @@ PodSnapshot readPods(const std::vector<PodDevice>& devices, const PodReaderDeps&
   // Pods whose RDMA device or port is only visible from their own netns: one trip per netns.
   std::map<std::string, std::vector<size_t>> in_netns;
   VfLists vf_lists(deps.netlink);
+  std::optional<HostRdma> host_rdma;
+  if (deps.host) host_rdma.emplace(*deps.host);
   for (const auto& d : devices) {
     DeviceReading& r = snap.devices.emplace_back(DeviceReading{.dev = d});
     const size_t idx = snap.devices.size() - 1;
-    if (!d.rdma_device.empty() && !d.rdma_in_pod_netns && deps.host) readRdma(*deps.host, r);
+    if (!d.rdma_device.empty() && !d.rdma_in_pod_netns && host_rdma) host_rdma->read(r);
     if (d.rdma_in_pod_netns || !d.port_ifname_in_pod.empty()) in_netns[d.att.netns].push_back(idx);
     if (d.att.mode == "sriov") r.vf = vf_lists.traffic(d.att.pf_name, d.att.vf_index);
     if (d.port_netdev.empty()) continue;
