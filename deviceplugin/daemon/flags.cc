@@ -47,7 +47,10 @@ constexpr std::string_view kSubcommands =
     "                        [--lossless-priority P] [--sysfs-root DIR]\n"
     "                        the node's pre-training network checklist, once (as\n"
     "                        rdmanet-doctor; exit 0 pass, 1 a check FAILed, 2 usage error);\n"
-    "                        `doctor --help` for more";
+    "                        `doctor --help` for more\n"
+    "  rdmanet-device-plugin doctor pods [--interval S] [--json] [--cni-state-dir DIR]\n"
+    "                        each pod's RDMA counter rates, worst first, with verdicts\n"
+    "                        (as rdmanet-doctor pods); `doctor pods --help` for more";
 
 CLI::Validator durationValidator() {
   return CLI::Validator(

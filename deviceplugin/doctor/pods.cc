@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 
 #include "deviceplugin/podnet/counter_names.h"
@@ -191,6 +192,28 @@ void renderPodsTable(const std::vector<PodVerdict>& pods, double seconds, std::o
     out << fmt::format("{:<8} {}\n", verdictName(p.verdict), p.summary);
     if (p.verdict != Verdict::kPass && !p.remedy.empty()) out << "         -> " << p.remedy << "\n";
   }
+}
+
+void renderPodsJson(const std::vector<PodVerdict>& pods, double seconds, std::ostream& out) {
+  using json = nlohmann::ordered_json;
+  json list = json::array();
+  for (const auto& p : pods) {
+    json rates = json::object();
+    for (const auto& e : p.rates) rates[e.key] = e.value;
+    list.push_back({{"pod", p.pod},
+                    {"interface", p.interface},
+                    {"rdma_device", p.rdma_device},
+                    {"mode", p.mode},
+                    {"priority", p.priority},
+                    {"verdict", verdictName(p.verdict)},
+                    {"summary", p.summary},
+                    {"remedy", p.remedy},
+                    {"loss_per_s", p.loss_per_s},
+                    {"cnp_per_s", p.cnp_per_s},
+                    {"pause_per_s", p.pause_per_s},
+                    {"rates", std::move(rates)}});
+  }
+  out << json{{"interval_s", seconds}, {"pods", std::move(list)}}.dump(2) << "\n";
 }
 
 }  // namespace rdmanet::doctor

@@ -44,12 +44,16 @@ std::vector<PodVerdict> judgePods(const podnet::PodSnapshot& before,
 
 // The table `rdmanet-doctor pods` prints.
 void renderPodsTable(const std::vector<PodVerdict>& pods, double seconds, std::ostream& out);
+// The same as JSON, for machines: {"interval_s": S, "pods": [{"pod", "interface",
+// "rdma_device", "mode", "priority", "verdict", "summary", "remedy", "loss_per_s", "cnp_per_s",
+// "pause_per_s", "rates": {metric: "1.2 k/s"}}, ...]} in the table's order.
+void renderPodsJson(const std::vector<PodVerdict>& pods, double seconds, std::ostream& out);
 
 // "1.2 k", "850", "3.4 M": a rate as the summaries write it.
 std::string humanRate(double per_s);
 
-// The subcommand: `pods [--interval S] [--cni-state-dir DIR] [--sysfs-root DIR]`. `read` takes
-// one reading with the given state dir and sysfs root; `wait` sleeps the interval (tests pass
+// The subcommand: `pods [--interval S] [--json] [--cni-state-dir DIR] [--sysfs-root DIR]`. `read`
+// takes one reading with the given state dir and sysfs root; `wait` sleeps the interval (tests pass
 // one that advances their fake counters). Exit 0 without FAIL, 1 with one, 2 on a usage error.
 struct PodsCliDeps {
   std::function<podnet::PodSnapshot(const std::string& state_dir, const std::string& sysfs_root)>

@@ -9,6 +9,7 @@ namespace {
 
 struct PodsOptions {
   int interval = 5;
+  bool json = false;
   std::string state_dir = "/var/lib/cni/rdmanet";
   std::string sysfs_root = "/";
   bool help = false;
@@ -25,6 +26,7 @@ void defineFlags(CLI::App& app, PodsOptions& o) {
   app.add_option("--interval", o.interval, "seconds between the two readings (default 5)")
       ->type_name("S")
       ->check(cli::intIn(1, 3600));
+  app.add_flag("--json", o.json, "print the verdicts as JSON");
   app.add_option("--cni-state-dir", o.state_dir,
                  "the rdmanet CNI's state directory (default /var/lib/cni/rdmanet)")
       ->type_name("DIR")
@@ -63,7 +65,11 @@ int runPodsCli(const std::vector<std::string>& args, const PodsCliDeps& deps, st
   deps.wait(opts->interval);
   const auto after = deps.read(opts->state_dir, opts->sysfs_root);
   const auto verdicts = judgePods(before, after, opts->interval);
-  renderPodsTable(verdicts, opts->interval, out);
+  if (opts->json) {
+    renderPodsJson(verdicts, opts->interval, out);
+  } else {
+    renderPodsTable(verdicts, opts->interval, out);
+  }
   for (const auto& v : verdicts) {
     if (v.verdict == Verdict::kFail) return 1;
   }

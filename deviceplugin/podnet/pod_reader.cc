@@ -1,6 +1,8 @@
 #include "deviceplugin/podnet/pod_reader.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "common/inventory/rdma_counters.h"

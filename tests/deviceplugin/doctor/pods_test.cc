@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "tests/simnode/temp_dir.h"
@@ -141,6 +142,32 @@ TEST(DoctorPodsTest, TheCommandReadsTwiceAnIntervalApartAndFailsOnAFail) {
   EXPECT_EQ(waited, 3);
   EXPECT_NE(out.str().find("FAIL     pod ml/t: 200 out-of-sequence/s on mlx5_3"), std::string::npos)
       << out.str();
+}
+
+TEST(DoctorPodsTest, JsonCarriesTheVerdictsInTheTablesOrder) {
+  sim::TempDir state{"rdmanet-pods-cli"};
+  int reads = 0;
+  PodsCliDeps deps{.read =
+                       [&](const std::string&, const std::string&) {
+                         const uint64_t oos = reads++ == 0 ? 0 : 50;
+                         return PodSnapshot{
+                             .devices = {device("idle", "mlx5_2", {}),
+                                         device("t", "mlx5_3", {{"out_of_sequence", oos}})},
+                             .ports = {port(0)}};
+                       },
+                   .wait = [](int) {}};
+  std::ostringstream out, err;
+  ASSERT_EQ(runPodsCli({"--json", "--interval", "5", "--cni-state-dir", state.path().string()},
+                       deps, out, err),
+            1);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["interval_s"], 5);
+  ASSERT_EQ(j["pods"].size(), 2u);
+  EXPECT_EQ(j["pods"][0]["pod"], "ml/t");
+  EXPECT_EQ(j["pods"][0]["verdict"], "FAIL");
+  EXPECT_EQ(j["pods"][0]["loss_per_s"], 10.0);
+  EXPECT_EQ(j["pods"][0]["rates"]["out_of_sequence"], "10/s");
+  EXPECT_EQ(j["pods"][1]["verdict"], "PASS");
 }
 
 TEST(DoctorPodsTest, AMissingStateDirIsAUsageError) {
