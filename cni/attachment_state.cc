@@ -47,6 +47,10 @@ json AttachmentState::toJson() const {
             {"ifname", ifname},
             {"netns", netns},
             {"network", network},
+            {"podNamespace", pod_namespace},
+            {"podName", pod_name},
+            {"podUid", pod_uid},
+            {"priority", priority},
             {"cniVersion", cni_version},
             {"mode", std::string(modeName(mode))},
             {"complete", complete},
@@ -82,6 +86,10 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
     s.ifname = j.at("ifname").get<std::string>();
     s.netns = j.value("netns", "");
     s.network = j.value("network", "");
+    s.pod_namespace = j.value("podNamespace", "");
+    s.pod_name = j.value("podName", "");
+    s.pod_uid = j.value("podUid", "");
+    s.priority = j.value("priority", 0);
     s.cni_version = j.value("cniVersion", "");
     const auto mode = modeOf(j.value("mode", ""));
     if (!mode) return makeError(ErrorCode::kIoFailure, "state file has an unknown mode");
@@ -120,6 +128,10 @@ AttachmentState AttachmentState::forInvocation(const CniEnv& env, const NetConf&
   st.ifname = env.ifname;
   st.netns = env.netns;
   st.network = conf.name;
+  st.pod_namespace = env.args.pod_namespace;
+  st.pod_name = env.args.pod_name;
+  st.pod_uid = env.args.pod_uid;
+  st.priority = conf.pcp();
   st.cni_version = conf.cni_version;
   st.ipam = conf.ipam;
   st.ipam_type = conf.ipam_type;

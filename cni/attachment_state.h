@@ -24,6 +24,12 @@ struct AttachmentState {
   std::string ifname;
   std::string netns;
   std::string network;  // netconf "name"
+  // Whose attachment this is (CNI_ARGS K8S_POD_*; empty outside Kubernetes): the daemon's
+  // device -> pod map (deviceplugin/podnet) labels the device's counters with them.
+  std::string pod_namespace;
+  std::string pod_name;
+  std::string pod_uid;
+  int priority = 0;  // the PCP the pod's frames carry (NetConf::pcp), for the PFC series
   std::string cni_version;
   Mode mode = Mode::kMacvlan;
   bool complete = false;  // false while ADD is in progress

@@ -40,6 +40,14 @@ class PrometheusText {
     }
   }
 
+  // A family of one unlabelled sample: family() then sample() (a node-wide gauge or counter).
+  template <typename T>
+  requires std::integral<T> || std::floating_point<T>
+  void single(std::string_view name, std::string_view type, std::string_view help, T value) {
+    family(name, type, help);
+    sample(name, {}, value);
+  }
+
   // A histogram's series for one label set: NAME_bucket{...,le="B"} with cumulative counts
   // (`cumulative[i]` observations <= `bounds[i]`; the two spans have one size), then
   // le="+Inf" (= count), NAME_sum and NAME_count. The family line is the caller's.

@@ -46,6 +46,14 @@ enum class MacvlanMode { kPrivate, kVepa, kBridge, kPassthru };
 enum class VfLinkState { kAuto = 0, kEnable = 1, kDisable = 2 };
 
 // A VF's configuration as its PF reports it (IFLA_VFINFO_LIST).
+// The PF's per-VF traffic counters (IFLA_VF_STATS), where the driver reports them (mlx5, ice;
+// igb does not). Monotonic while the VF exists.
+struct VfTraffic {
+  uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
+  uint64_t rx_dropped = 0, tx_dropped = 0;  // 0 on kernels before 5.4 (not reported)
+  bool operator==(const VfTraffic&) const = default;
+};
+
 struct VfInfo {
   int index = 0;
   MacAddress mac;  // the administrative MAC set through the PF (zero if none)
@@ -57,6 +65,7 @@ struct VfInfo {
   VfLinkState link_state = VfLinkState::kAuto;
   uint32_t min_tx_rate = 0;  // Mb/s, 0 = unlimited
   uint32_t max_tx_rate = 0;
+  std::optional<VfTraffic> traffic;  // nullopt: the driver reports no per-VF counters
   bool operator==(const VfInfo&) const = default;
 };
 

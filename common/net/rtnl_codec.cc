@@ -37,11 +37,48 @@ std::optional<IpAddress> ipFrom(const nlattr::Attr& a, int family) {
 }
 
 // Folds one IFLA_VF_INFO nest into `vfs` (keyed by the VF number carried in every struct).
+// IFLA_VF_STATS: a nest of u64 counters. It carries no VF number of its own: it belongs to the
+// VF the other attributes of the same IFLA_VF_INFO name.
+std::optional<VfTraffic> parseVfStats(std::span<const uint8_t> nest) {
+  VfTraffic t;
+  nlattr::Walker w(nest);
+  while (auto a = w.next()) {
+    const uint64_t v = a->as<uint64_t>().value_or(0);
+    switch (a->type) {
+      case IFLA_VF_STATS_RX_PACKETS:
+        t.rx_packets = v;
+        break;
+      case IFLA_VF_STATS_TX_PACKETS:
+        t.tx_packets = v;
+        break;
+      case IFLA_VF_STATS_RX_BYTES:
+        t.rx_bytes = v;
+        break;
+      case IFLA_VF_STATS_TX_BYTES:
+        t.tx_bytes = v;
+        break;
+      case IFLA_VF_STATS_RX_DROPPED:
+        t.rx_dropped = v;
+        break;
+      case IFLA_VF_STATS_TX_DROPPED:
+        t.tx_dropped = v;
+        break;
+      default:
+        break;  // broadcast, multicast, padding
+    }
+  }
+  if (w.malformed()) return std::nullopt;
+  return t;
+}
+
 bool parseVfInfo(std::span<const uint8_t> nest, std::map<uint32_t, VfInfo>& vfs) {
   nlattr::Walker w(nest);
+  std::optional<uint32_t> index;  // the VF this nest describes, from any attribute naming it
+  std::optional<VfTraffic> traffic;
   auto vf = [&](uint32_t idx) -> VfInfo& {
     VfInfo& v = vfs[idx];
     v.index = static_cast<int>(idx);
+    index = idx;
     return v;
   };
   while (auto a = w.next()) {
@@ -86,10 +123,15 @@ bool parseVfInfo(std::span<const uint8_t> nest, std::map<uint32_t, VfInfo>& vfs)
           vf(v->vf).max_tx_rate = v->max_tx_rate;
         }
         break;
+      case IFLA_VF_STATS:
+        traffic = parseVfStats(a->payload);
+        if (!traffic) return false;
+        break;
       default:
-        break;  // IFLA_VF_TX_RATE (superseded by IFLA_VF_RATE), stats, GUIDs, ...
+        break;  // IFLA_VF_TX_RATE (superseded by IFLA_VF_RATE), GUIDs, ...
     }
   }
+  if (traffic && index) vfs[*index].traffic = traffic;
   return !w.malformed();
 }
 

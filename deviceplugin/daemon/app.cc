@@ -17,6 +17,7 @@
 #include "deviceplugin/daemon/flags.h"
 #include "deviceplugin/daemon/http_server.h"
 #include "deviceplugin/daemon/malloc_arenas.h"
+#include "deviceplugin/daemon/pod_resources.h"
 #include "deviceplugin/daemon/probes.h"
 #include "deviceplugin/daemon/subcommands.h"
 #include "deviceplugin/dra/slice_metrics.h"
@@ -150,6 +151,21 @@ int runDevicePlugin(int argc, const char* const* argv) {
                 {.clock = &clock, .front = front, .links = std::move(links), .on_ready = [&doctor] {
                    if (doctor) doctor->release();
                  }});
+  // Read on each scrape, on the HTTP thread (podnet/pod_metrics.h).
+  // Cross-checked with kubelet's pod-resources where kubelet is there (the CNI's state alone
+  // otherwise); a slow kubelet costs a scrape at most the deadline.
+  podnet::PodSeams pod_seams;
+  auto pod_resources = makePodResourcesSource(flags->kubelet_dir / "pod-resources" / "kubelet.sock",
+                                              std::chrono::milliseconds(500), flags->driver_name);
+  std::unique_ptr<podnet::PodMetrics> pods;
+  if (flags->cni_state_dir != "off") {
+    pod_seams = podnet::openPodSeams(flags->sysfs_root, [](const std::string& note) {
+      logger(Component::kMetrics)->warn("pod metrics: {}", note);
+    });
+    pods = std::make_unique<podnet::PodMetrics>(
+        podnet::PodMetricsOptions{.state_dir = flags->cni_state_dir}, pod_seams.deps(),
+        pod_resources.get());
+  }
   std::unique_ptr<HttpServer> http;
   if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
     auto srv = HttpServer::start(flags->metrics_addr, [&](const std::string& path) {
@@ -157,6 +173,7 @@ int runDevicePlugin(int argc, const char* const* argv) {
           path,
           {.metrics = metrics,
            .doctor = doctor.get(),
+           .pods = pods.get(),
            .heartbeat_age = clock.now() - daemon.heartbeat(),
            .front_metrics = dra.slices ? renderSliceMetrics(dra.slices->status()) : std::string(),
            .ready = daemon.ready()});

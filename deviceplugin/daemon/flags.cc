@@ -47,7 +47,10 @@ constexpr std::string_view kSubcommands =
     "                        [--lossless-priority P] [--sysfs-root DIR]\n"
     "                        the node's pre-training network checklist, once (as\n"
     "                        rdmanet-doctor; exit 0 pass, 1 a check FAILed, 2 usage error);\n"
-    "                        `doctor --help` for more";
+    "                        `doctor --help` for more\n"
+    "  rdmanet-device-plugin doctor pods [--interval S] [--json] [--cni-state-dir DIR]\n"
+    "                        each pod's RDMA counter rates, worst first, with verdicts\n"
+    "                        (as rdmanet-doctor pods); `doctor pods --help` for more";
 
 CLI::Validator durationValidator() {
   return CLI::Validator(
@@ -97,6 +100,11 @@ void defineFlags(CLI::App& app, Flags& f) {
   pathOption(
       app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
       "where CDI specs are written, with --cdi or --api dra (default /var/run/cdi)");
+  app.add_option("--cni-state-dir", f.cni_state_dir,
+                 "the rdmanet CNI's state directory, read on each scrape for the\n"
+                 "rdmanet_pod_* series (default /var/lib/cni/rdmanet; \"off\" disables)")
+      ->type_name("DIR")
+      ->check(cli::nonEmpty());
   app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
   app.add_option("--metrics-addr", f.metrics_addr,
                  "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")

@@ -20,6 +20,8 @@ struct Flags {
   std::filesystem::path devinfo_dir = "/var/run/k8s.cni.cncf.io/devinfo/dp";
   std::filesystem::path cdi_dir = "/var/run/cdi";
   bool cdi = false;
+  // The CNI's attachment state, the source of the rdmanet_pod_* series; "off": none.
+  std::string cni_state_dir = "/var/lib/cni/rdmanet";
   std::string metrics_addr = ":9109";  // "" or "off": no metrics server
   std::string log_level = "info";
   int resync_seconds = 30;

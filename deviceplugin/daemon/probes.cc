@@ -6,9 +6,10 @@ namespace rdmanet::dp {
 
 HttpResponse probeResponse(const std::string& path, const ProbeInputs& in) {
   if (path == "/metrics") {
-    return HttpResponse{
-        200, "text/plain; version=0.0.4; charset=utf-8",
-        in.metrics.render() + in.front_metrics + (in.doctor ? in.doctor->render() : std::string())};
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8",
+                        in.metrics.render() + in.front_metrics +
+                            (in.doctor ? in.doctor->render() : std::string()) +
+                            (in.pods ? in.pods->render() : std::string())};
   }
   if (path == "/healthz") {
     if (in.heartbeat_age < kLoopStallLimit) return HttpResponse{200, "text/plain", "ok\n"};

@@ -15,6 +15,10 @@ int runDoctorCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "probe") {
     return doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
   }
+  if (!args.empty() && args.front() == "pods") {
+    return doctor::runPodsCli({args.begin() + 1, args.end()}, doctor::hostPodsCliDeps(&std::cerr),
+                              std::cout, std::cerr);
+  }
   // Read in the netns we run in (the host's, as the DaemonSet uses hostNetwork), opened as
   // rdmanet-doctor opens them: a seam that cannot be opened makes its checks UNKNOWN.
   const auto seams = doctor::openHostSeams(&std::cerr);

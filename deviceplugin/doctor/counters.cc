@@ -4,7 +4,6 @@
 
 #include <array>
 #include <cerrno>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -46,13 +45,6 @@ constexpr std::array<std::pair<std::string_view, CounterClass>, 20> kClasses = {
     {"np_ecn_marked_roce_packets", CounterClass::kCongestion},
 }};
 
-std::optional<uint64_t> parseU64(std::string_view s) {
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 }  // namespace
 
 std::optional<CounterClass> classifyCounter(std::string_view name) {
@@ -72,23 +64,6 @@ std::string_view counterClassName(CounterClass c) {
       return "congestion";
   }
   return "error";
-}
-
-std::optional<std::map<std::string, uint64_t>> readPortCounters(const Sysfs& sysfs,
-                                                                const std::string& dev, int port) {
-  const std::string base = fmt::format("/sys/class/infiniband/{}/ports/{}", dev, port);
-  std::optional<std::map<std::string, uint64_t>> out;
-  for (const char* sub : {"counters", "hw_counters"}) {
-    const std::string dir = base + "/" + sub;
-    if (!sysfs.exists(dir)) continue;
-    if (!out) out.emplace();
-    for (const auto& name : sysfs.list(dir)) {
-      const auto text = sysfs.readOpt(fmt::format("{}/{}", dir, name));
-      if (!text) continue;
-      if (auto v = parseU64(*text)) (*out)[name] = *v;
-    }
-  }
-  return out;
 }
 
 std::string snapshotToJson(const CounterSnapshot& snap) {

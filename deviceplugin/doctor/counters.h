@@ -17,6 +17,7 @@
 
 #include "common/base/result.h"
 #include "common/base/sysfs.h"
+#include "common/inventory/rdma_counters.h"  // readPortCounters
 #include "deviceplugin/doctor/report.h"
 
 namespace rdmanet::doctor {
@@ -26,11 +27,6 @@ namespace rdmanet::doctor {
 // (CNPs, ECN marks) are shown but are normal operation of RoCE congestion control.
 std::optional<CounterClass> classifyCounter(std::string_view name);
 std::string_view counterClassName(CounterClass c);  // "error", "retransmit", "congestion"
-
-// Every counter of one RDMA port ("mlx5_0", 1). Unreadable or non-numeric files are skipped;
-// nullopt when neither directory exists.
-std::optional<std::map<std::string, uint64_t>> readPortCounters(const Sysfs& sysfs,
-                                                                const std::string& dev, int port);
 
 // Error 5 on I/O failure, 6 on a file that does not parse, 7 on a wrong shape.
 Result<CounterSnapshot> loadBaseline(const std::string& file);

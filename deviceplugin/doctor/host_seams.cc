@@ -1,7 +1,11 @@
 #include "deviceplugin/doctor/host_seams.h"
 
+#include <chrono>
+#include <thread>
+
 #include "common/net/libnl_netlink.h"
 #include "common/rdma/ibv_verbs.h"
+#include "deviceplugin/podnet/pod_metrics.h"
 
 namespace rdmanet::doctor {
 
@@ -23,6 +27,18 @@ HostSeams openHostSeams(std::ostream* err) {
   // not open falls back to sysfs with the reason in its evidence.
   s.verbs = std::make_unique<IbvRdmaVerbs>();
   return s;
+}
+
+PodsCliDeps hostPodsCliDeps(std::ostream* err) {
+  return PodsCliDeps{
+      .read =
+          [err](const std::string& state_dir, const std::string& sysfs_root) {
+            const auto seams = podnet::openPodSeams(sysfs_root, [err](const std::string& note) {
+              if (err) *err << "rdmanet-doctor pods: " << note << "\n";
+            });
+            return podnet::PodMetrics({.state_dir = state_dir}, seams.deps()).snapshot();
+          },
+      .wait = [](int s) { std::this_thread::sleep_for(std::chrono::seconds(s)); }};
 }
 
 }  // namespace rdmanet::doctor

@@ -11,6 +11,7 @@
 #include "common/net/netlink.h"
 #include "common/net/pause.h"
 #include "common/rdma/rdma_verbs.h"
+#include "deviceplugin/doctor/pods.h"
 
 namespace rdmanet::doctor {
 
@@ -21,5 +22,9 @@ struct HostSeams {
 };
 
 HostSeams openHostSeams(std::ostream* err);
+
+// `pods`' real readings (podnet's seams in the host's namespaces, notes to `err`) and a real
+// sleep between them.
+PodsCliDeps hostPodsCliDeps(std::ostream* err);
 
 }  // namespace rdmanet::doctor

@@ -1,6 +1,7 @@
 // rdmanet-doctor: the node's pre-training network checklist as one command (cli.h documents
 // flags and exit codes; probe/probe.h the `probe` subcommand). main only opens the real seams
-// (host_seams.h: netlink, ethtool, verbs); everything else is in rdmanet_doctor so tests drive it.
+// (host_seams.h: netlink, ethtool, verbs; podnet's for `pods`); everything else is in
+// rdmanet_doctor so tests drive it.
 #include <ctime>
 #include <exception>
 #include <iostream>
@@ -14,6 +15,11 @@
 int main(int argc, char** argv) {
   try {
     const std::vector<std::string> args(argv + 1, argv + argc);
+    if (!args.empty() && args.front() == "pods") {
+      return rdmanet::doctor::runPodsCli({args.begin() + 1, args.end()},
+                                         rdmanet::doctor::hostPodsCliDeps(&std::cerr), std::cout,
+                                         std::cerr);
+    }
     if (!args.empty() && args.front() == "probe") {
       return rdmanet::doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
     }

@@ -1,7 +1,6 @@
 #include "deviceplugin/doctor/report.h"
 
 namespace rdmanet::doctor {
-namespace {
 
 int severity(Verdict v) {
   switch (v) {
@@ -16,8 +15,6 @@ int severity(Verdict v) {
   }
   return 3;
 }
-
-}  // namespace
 
 std::string_view verdictName(Verdict v) {
   switch (v) {

@@ -26,6 +26,8 @@ namespace rdmanet::doctor {
 enum class Verdict { kPass = 0, kWarn = 1, kFail = 2, kUnknown = 3 };
 
 std::string_view verdictName(Verdict v);  // "PASS", "WARN", "FAIL", "UNKNOWN"
+// How bad a verdict is, for "worst first": PASS 0 < UNKNOWN 1 < WARN 2 < FAIL 3.
+int severity(Verdict v);
 
 struct Evidence {
   std::string key{};

@@ -69,6 +69,19 @@ std::string pciDeviceName(const PciAddress& addr) {
                      addr.function);
 }
 
+std::optional<PciAddress> pciOfDeviceName(std::string_view name) {
+  // "pci-0000-81-00-1": the address with ':' and '.' spelled '-'. Parsed strictly, then
+  // required to spell back the same, so no other name maps to an address.
+  if (name.size() != 16 || name.substr(0, 4) != "pci-") return std::nullopt;
+  std::string bdf(name.substr(4));
+  bdf[4] = ':';
+  bdf[7] = ':';
+  bdf[10] = '.';
+  auto addr = PciAddress::parse(bdf);
+  if (!addr.ok() || pciDeviceName(*addr) != name) return std::nullopt;
+  return *addr;
+}
+
 Status validateDevice(const DraDevice& d) {
   if (!kube::isDnsLabel(d.name)) {
     return invalid(d,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -68,6 +69,8 @@ struct DraDevice {
 // The device name for a PCI function: "pci-0000-81-00-1" for 0000:81:00.1. Stable across
 // restarts and re-enumeration, since it is the address.
 std::string pciDeviceName(const PciAddress& addr);
+// Its inverse: the PCI address a device name of this driver names; nullopt for any other name.
+std::optional<PciAddress> pciOfDeviceName(std::string_view name);
 
 // Checks one device against the API's rules: name a DNS label; at most 32 attributes; each name
 // a qualified name (domain a DNS subdomain of at most 63, identifier a C identifier of at most

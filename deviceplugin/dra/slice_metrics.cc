@@ -7,12 +7,10 @@ namespace rdmanet::dp {
 
 std::string renderSliceMetrics(const SliceWorkerStatus& status) {
   PrometheusText out;
-  out.family("rdmanet_dra_slice_generation", "gauge",
-             "Generation of this node's ResourceSlice pool as last published.");
-  out.sample("rdmanet_dra_slice_generation", {}, status.generation);
-  out.family("rdmanet_dra_slice_publish_failures_total", "counter",
-             "ResourceSlice publishes that failed and were retried.");
-  out.sample("rdmanet_dra_slice_publish_failures_total", {}, status.failures);
+  out.single("rdmanet_dra_slice_generation", "gauge",
+             "Generation of this node's ResourceSlice pool as last published.", status.generation);
+  out.single("rdmanet_dra_slice_publish_failures_total", "counter",
+             "ResourceSlice publishes that failed and were retried.", status.failures);
   out.family("rdmanet_dra_api_field_dropped", "gauge",
              "1 while the API server drops a field rdmanet writes, because the named feature "
              "gate is off.");

@@ -42,6 +42,26 @@ TEST_F(SriovTest, AddAppliesVfKnobsThroughThePfAndMovesTheVfIntoThePod) {
   EXPECT_EQ(out["routes"][0]["dst"], "10.57.0.0/16");
 }
 
+TEST_F(SriovTest, AddRecordsThePodTheVfIsForWhereTheDaemonsPodMapReadsIt) {
+  const Invocation out =
+      invoke("ADD", sriovConf(), kPod, "c1", "net1",
+             {{"CNI_ARGS",
+               "IgnoreUnknown=1;K8S_POD_NAMESPACE=ml;K8S_POD_NAME=trainer-3;K8S_POD_UID=6f1c"}});
+  ASSERT_EQ(out.exit_code, 0) << out.stdout_data;
+  auto st = StateStore(tmp_.path() / "state").load("c1", "net1");
+  ASSERT_TRUE(st.ok() && st->has_value());
+  const AttachmentState& a = **st;
+  EXPECT_TRUE(a.complete);
+  EXPECT_EQ(a.pod_namespace, "ml");
+  EXPECT_EQ(a.pod_name, "trainer-3");
+  EXPECT_EQ(a.pod_uid, "6f1c");
+  EXPECT_EQ(a.priority, 3);  // the lossless priority
+  EXPECT_EQ(a.netns, kPod);
+  EXPECT_EQ(a.pci, "0000:81:10.0");
+  EXPECT_EQ(a.pf_name, "ens1f0");
+  EXPECT_EQ(a.rdma_moved, std::vector<std::string>{"mlx5_1"});
+}
+
 TEST_F(SriovTest, AddWritesTheDeviceInfoFileWithExtensionKeys) {
   addOk(sriovConf());
   std::ifstream in(tmp_.path() / "devinfo/c1.json");

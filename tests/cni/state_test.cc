@@ -57,6 +57,25 @@ TEST_F(StateTest, SavesAtomicallyWith0600FilesIn0700Dirs) {
   EXPECT_EQ(files, 4);  // the state file + locks, vlan, ipam
 }
 
+TEST_F(StateTest, RecordsThePodAndPriorityOfAnAttachmentForTheDaemonsPodMap) {
+  CniEnv env;
+  env.container_id = "c2";
+  env.ifname = "net1";
+  env.args.pod_namespace = "ml";
+  env.args.pod_name = "trainer-3";
+  env.args.pod_uid = "6f1c";
+  NetConf conf;
+  conf.raw = nlohmann::json::object();  // what parseNetConf leaves there
+  conf.lossless = LosslessConf{.priority = 3};
+  ASSERT_TRUE(store_.save(AttachmentState::forInvocation(env, conf)).ok());
+  auto back = store_.load("c2", "net1");
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_EQ((*back)->pod_namespace, "ml");
+  EXPECT_EQ((*back)->pod_name, "trainer-3");
+  EXPECT_EQ((*back)->pod_uid, "6f1c");
+  EXPECT_EQ((*back)->priority, 3);
+}
+
 TEST_F(StateTest, TightensAnExistingDirectoryTo0700) {
   fs::create_directories(store_.dir());
   fs::permissions(store_.dir(), fs::perms::all);

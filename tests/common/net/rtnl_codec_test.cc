@@ -131,6 +131,41 @@ TEST(RtnlCodecTest, ParsesVfInfoListLikeMlx5ReportsIt) {
   EXPECT_EQ(v1.max_tx_rate, 2000u);
 }
 
+TEST(RtnlCodecTest, ReadsThePfsPerVfTrafficCountersAfterTheVfsOtherAttributes) {
+  const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x12};
+  ifla_vf_mac m{};
+  m.vf = 4;
+  std::memcpy(m.mac, mac, 6);
+  NlBytes b = linkHeader(4, IFF_UP);
+  b.str(IFLA_IFNAME, "ens1f0").begin(IFLA_VFINFO_LIST);
+  // mlx5 puts IFLA_VF_STATS after the knobs; its counters are u64 with a pad attribute.
+  b.begin(IFLA_VF_INFO)
+      .attr(IFLA_VF_MAC, m)
+      .begin(IFLA_VF_STATS)
+      .attr(IFLA_VF_STATS_RX_PACKETS, uint64_t{11})
+      .attr(IFLA_VF_STATS_TX_PACKETS, uint64_t{12})
+      .attr(IFLA_VF_STATS_RX_BYTES, uint64_t{1} << 40)
+      .attr(IFLA_VF_STATS_TX_BYTES, uint64_t{14})
+      .attr(IFLA_VF_STATS_BROADCAST, uint64_t{99})
+      .attr(IFLA_VF_STATS_RX_DROPPED, uint64_t{15})
+      .attr(IFLA_VF_STATS_TX_DROPPED, uint64_t{16})
+      .end()
+      .end();
+  vfEntry(b, 0, mac, 0, 0, ETH_P_8021Q, true, false, IFLA_VF_LINK_STATE_AUTO, 0, 0);
+  b.end();
+  auto vfs = parseVfInfoList(b.bytes());
+  ASSERT_TRUE(vfs.ok()) << vfs.error().msg;
+  ASSERT_EQ(vfs->size(), 2u);
+  EXPECT_FALSE((*vfs)[0].traffic.has_value());  // igb-like: no stats reported
+  ASSERT_TRUE((*vfs)[1].traffic.has_value());
+  EXPECT_EQ((*vfs)[1].traffic, (VfTraffic{.rx_packets = 11,
+                                          .tx_packets = 12,
+                                          .rx_bytes = uint64_t{1} << 40,
+                                          .tx_bytes = 14,
+                                          .rx_dropped = 15,
+                                          .tx_dropped = 16}));
+}
+
 TEST(RtnlCodecTest, LinkWithoutVfListHasNoVfs) {
   NlBytes b = linkHeader(2, 0);
   b.str(IFLA_IFNAME, "eth0");

@@ -25,6 +25,15 @@ TEST(PciDeviceNameTest, IsAStableDnsLabelOfTheAddress) {
   EXPECT_TRUE(validateDevice(d).ok());
 }
 
+TEST(PciDeviceNameTest, NamesBackTheirAddressAndNothingElseDoes) {
+  EXPECT_EQ(pciOfDeviceName("pci-0000-81-00-1"), sim::pci("0000:81:00.1"));
+  EXPECT_EQ(pciOfDeviceName("pci-00ab-fe-1f-7"), sim::pci("00ab:fe:1f.7"));
+  for (const char* other : {"pci-0000-81-00-8", "pci-0000-81-00", "pci-0000-81-00-1x", "gpu-0",
+                            "pci-00AB-fe-1f-7", "pci-0000:81:00.1"}) {
+    EXPECT_FALSE(pciOfDeviceName(other).has_value()) << other;
+  }
+}
+
 TEST(ValidateDeviceTest, AcceptsEveryValueKind) {
   auto st = validateDevice(device());
   EXPECT_TRUE(st.ok()) << st.error().msg;

@@ -1,13 +1,14 @@
 // Prints what the daemon's /metrics serves (the daemon's series, the DRA front's ResourceSlice
-// series, then the doctor's, as daemon/probes.cc concatenates them) for a node in a busy state:
-// pools with hostile names, every counter family, histograms, and a doctor run with failures and
-// counter deltas. The parse test (parse_metrics.py) reads it with the Prometheus client library's
-// own parser.
+// series, then the doctor's, then the pods', as daemon/probes.cc concatenates them) for a node in a
+// busy state: pools with hostile names, every counter family, histograms, and a doctor run with
+// failures and counter deltas. The parse test (parse_metrics.py) reads it with the Prometheus
+// client library's own parser.
 #include <iostream>
 
 #include "deviceplugin/doctor/render.h"
 #include "deviceplugin/dra/slice_metrics.h"
 #include "deviceplugin/metrics.h"
+#include "deviceplugin/podnet/pod_metrics_text.h"
 #include "tests/deviceplugin/doctor/doctor_node.h"
 
 int main() {
@@ -39,6 +40,29 @@ int main() {
   // A DRA node whose API server runs without DRADeviceTaints: taints dropped, shared pools fine.
   const std::string slices = rdmanet::dp::renderSliceMetrics(
       {.published_version = 4, .generation = 7, .failures = 2, .taints_dropped = true});
-  std::cout << m.render() << slices << rdmanet::doctor::renderPrometheus(report);
+  // The pod series (podnet): an sriov pod with mlx5 counters, VF traffic and a port with PFC.
+  rdmanet::podnet::DeviceReading dev;
+  dev.dev.att = {.container_id = "c1",
+                 .ifname = "net1",
+                 .pod_namespace = "ml",
+                 .pod_name = "trainer-\"0\"",
+                 .pod_uid = "6f1c",
+                 .mode = "sriov",
+                 .pci = "0000:03:00.2",
+                 .host_netdev = "ens1f0v0",
+                 .priority = 3};
+  dev.dev.rdma_device = "mlx5_2";
+  dev.ports[1] = {
+      {"out_of_sequence", 7}, {"np_cnp_sent", 3}, {"port_xmit_data", 10}, {"duplicate_request", 1}};
+  dev.vf = rdmanet::VfTraffic{.rx_packets = 1, .tx_packets = 2, .rx_bytes = 3, .tx_bytes = 4};
+  rdmanet::podnet::PortReading port{
+      .netdev = "ens1f0",
+      .pci = "0000:03:00.0",
+      .pfc = {{.priority = 3, .direction = "rx", .frames = 9, .duration_us = 1500}},
+      .carrier_down = 2,
+      .pods = {"ml/trainer-\"0\""}};
+  rdmanet::PrometheusText pods;
+  rdmanet::podnet::renderPodMetrics({.devices = {dev}, .ports = {port}}, pods);
+  std::cout << m.render() << slices << rdmanet::doctor::renderPrometheus(report) << pods.str();
   return 0;
 }

@@ -27,7 +27,19 @@ EXPECTED_TYPES = {
     "rdmanet_doctor_check": "gauge",
     "rdmanet_doctor_rdma_counter": "counter",
     "rdmanet_doctor_counter_delta": "gauge",
+    "rdmanet_pod_device_info": "gauge",
+    "rdmanet_port_pfc_pause_frames": "counter",
+    "rdmanet_port_pfc_pause_duration_seconds": "counter",
+    "rdmanet_port_link_down_events": "counter",
+    "rdmanet_pod_rdma_driver_counter": "counter",
+    "rdmanet_pod_vf_rx_bytes": "counter",
+    "rdmanet_pod_vf_tx_dropped": "counter",
 }
+# Issue 24's metric contract: every pod RDMA counter family, with its labels.
+for m in ["cnp_sent", "cnp_handled", "ecn_marked_packets", "out_of_sequence", "sequence_errors",
+          "retransmits", "rnr_naks", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]:
+    EXPECTED_TYPES[f"rdmanet_pod_rdma_{m}"] = "counter"
+POD_LABELS = {"namespace", "pod", "interface", "device", "rdma_device", "mode"}
 
 failures = []
 
@@ -85,6 +97,21 @@ check(checks.get(("x", 'a"b\\c\nd')) == 1, "escaped doctor label round trip")
 deltas = {(s.labels["port"], s.labels["counter"]): s.value
           for s in by_name["rdmanet_doctor_counter_delta"].samples}
 check(deltas.get(("mlx5_0/1", "roce_adp_retrans")) == 5, f"counter delta: {deltas}")
+
+oos = by_name["rdmanet_pod_rdma_out_of_sequence"].samples
+check(len(oos) == 1 and oos[0].value == 7, f"out_of_sequence: {oos}")
+check(oos and POD_LABELS | {"port", "counter"} == set(oos[0].labels), f"pod labels: {oos}")
+check(oos and oos[0].labels["pod"] == 'trainer-"0"', "escaped pod label round trip")
+txb = by_name["rdmanet_pod_rdma_tx_bytes"].samples
+check(txb and txb[0].value == 40, f"port_xmit_data words as bytes: {txb}")
+info = by_name["rdmanet_pod_device_info"].samples
+check(info and POD_LABELS | {"uid", "netdev", "priority"} == set(info[0].labels), f"info: {info}")
+vf = by_name["rdmanet_pod_vf_rx_bytes"].samples
+check(vf and POD_LABELS == set(vf[0].labels) and vf[0].value == 3, f"vf: {vf}")
+dur = by_name["rdmanet_port_pfc_pause_duration_seconds"].samples
+check(dur and abs(dur[0].value - 0.0015) < 1e-12, f"pause duration in seconds: {dur}")
+check(dur and {"netdev", "device", "priority", "direction", "pods"} == set(dur[0].labels),
+      f"port labels: {dur}")
 
 samples = sum(len(f.samples) for f in families)
 if failures:

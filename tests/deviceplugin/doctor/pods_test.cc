@@ -1,0 +1,182 @@
+// `rdmanet-doctor pods`: verdicts from two readings of the pod map, worst first (pods.h).
+#include "deviceplugin/doctor/pods.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tests/simnode/temp_dir.h"
+
+namespace rdmanet::doctor {
+namespace {
+
+using podnet::DeviceReading;
+using podnet::PodSnapshot;
+using podnet::PortReading;
+
+// One sriov attachment of pod ml/<pod> on `rdma`, behind port ens1f0, at priority 3.
+DeviceReading device(const std::string& pod, const std::string& rdma,
+                     std::map<std::string, uint64_t> counters, const std::string& mode = "sriov") {
+  DeviceReading r;
+  r.dev.att = podnet::PodAttachment{.container_id = "c-" + pod,
+                                    .ifname = "net1",
+                                    .pod_namespace = "ml",
+                                    .pod_name = pod,
+                                    .mode = mode,
+                                    .priority = 3};
+  r.dev.rdma_device = rdma;
+  r.dev.port_netdev = "ens1f0";
+  r.ports[1] = std::move(counters);
+  return r;
+}
+
+PortReading port(uint64_t prio3_pause, uint64_t carrier_down = 0) {
+  return PortReading{.netdev = "ens1f0",
+                     .pfc = {{.priority = 3, .direction = "rx", .frames = prio3_pause}},
+                     .carrier_down = carrier_down};
+}
+
+TEST(DoctorPodsTest, LossWithoutPauseIsLossOnThePathAndComesFirst) {
+  PodSnapshot before{.devices = {device("idle", "mlx5_2", {{"out_of_sequence", 0}}),
+                                 device("trainer-3", "mlx5_3", {{"out_of_sequence", 1000}})},
+                     .ports = {port(50)}};
+  PodSnapshot after{.devices = {device("idle", "mlx5_2", {{"out_of_sequence", 0}}),
+                                device("trainer-3", "mlx5_3", {{"out_of_sequence", 13000}})},
+                    .ports = {port(50)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].pod, "ml/trainer-3");
+  EXPECT_EQ(v[0].verdict, Verdict::kFail);
+  EXPECT_EQ(v[0].summary,
+            "pod ml/trainer-3: 1.2 k out-of-sequence/s on mlx5_3 while its port shows 0 pause "
+            "frames: suspect loss on the path, not congestion");
+  EXPECT_EQ(v[1].pod, "ml/idle");
+  EXPECT_EQ(v[1].verdict, Verdict::kPass);
+}
+
+TEST(DoctorPodsTest, LossWhileThePortPausesIsCongestionWithLoss) {
+  PodSnapshot before{.devices = {device("a", "mlx5_3", {{"local_ack_timeout_err", 0}})},
+                     .ports = {port(0)}};
+  PodSnapshot after{.devices = {device("a", "mlx5_3", {{"local_ack_timeout_err", 50}})},
+                    .ports = {port(5000)}};
+  const auto v = judgePods(before, after, 5);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kWarn);
+  EXPECT_EQ(v[0].summary,
+            "pod ml/a: 10 retransmits/s on mlx5_3 while its port pauses 1.0 k frames/s on "
+            "priority 3: congestion with loss");
+}
+
+TEST(DoctorPodsTest, CnpsAloneAreCongestionControlAtWork) {
+  PodSnapshot before{.devices = {device("a", "mlx5_3", {{"np_cnp_sent", 0}})}, .ports = {port(0)}};
+  PodSnapshot after{.devices = {device("a", "mlx5_3", {{"np_cnp_sent", 300}})}, .ports = {port(0)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kPass);
+  EXPECT_EQ(v[0].summary,
+            "pod ml/a: no loss; 30 CNPs/s on mlx5_3: congestion control (DCQCN) at work");
+}
+
+TEST(DoctorPodsTest, AFlappingPortFailsItsPods) {
+  PodSnapshot before{.devices = {device("a", "mlx5_3", {})}, .ports = {port(0, 1)}};
+  PodSnapshot after{.devices = {device("a", "mlx5_3", {})}, .ports = {port(0, 3)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kFail);
+  EXPECT_EQ(v[0].summary, "pod ml/a: its port ens1f0 lost carrier 2 time(s)");
+}
+
+TEST(DoctorPodsTest, AMacvlanPodsVerdictSaysTheCountersAreThePorts) {
+  PodSnapshot before{.devices = {device("m", "mlx5_0", {{"out_of_sequence", 0}}, "macvlan")},
+                     .ports = {port(0)}};
+  PodSnapshot after{.devices = {device("m", "mlx5_0", {{"out_of_sequence", 20}}, "macvlan")},
+                    .ports = {port(0)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_NE(v[0].summary.find("(counters of the shared port, not this pod's alone)"),
+            std::string::npos);
+}
+
+TEST(DoctorPodsTest, NoCountersIsUnknownAndACounterResetIsNoGrowth) {
+  DeviceReading none = device("n", "", {});
+  none.ports.clear();
+  PodSnapshot before{.devices = {none, device("r", "mlx5_3", {{"out_of_sequence", 900}})},
+                     .ports = {port(0)}};
+  PodSnapshot after{.devices = {none, device("r", "mlx5_3", {{"out_of_sequence", 3}})},
+                    .ports = {port(0)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].pod, "ml/n");
+  EXPECT_EQ(v[0].verdict, Verdict::kUnknown);
+  EXPECT_EQ(v[1].verdict, Verdict::kPass);
+}
+
+TEST(DoctorPodsTest, HumanRates) {
+  EXPECT_EQ(humanRate(0), "0");
+  EXPECT_EQ(humanRate(0.5), "0.5");
+  EXPECT_EQ(humanRate(850), "850");
+  EXPECT_EQ(humanRate(1234), "1.2 k");
+  EXPECT_EQ(humanRate(3.4e6), "3.4 M");
+}
+
+TEST(DoctorPodsTest, TheCommandReadsTwiceAnIntervalApartAndFailsOnAFail) {
+  sim::TempDir state{"rdmanet-pods-cli"};
+  int reads = 0;
+  int waited = 0;
+  PodsCliDeps deps{.read =
+                       [&](const std::string& dir, const std::string& root) {
+                         EXPECT_EQ(dir, state.path().string());
+                         EXPECT_EQ(root, "/");
+                         const uint64_t oos = reads++ == 0 ? 0 : 600;
+                         return PodSnapshot{
+                             .devices = {device("t", "mlx5_3", {{"out_of_sequence", oos}})},
+                             .ports = {port(0)}};
+                       },
+                   .wait = [&](int s) { waited += s; }};
+  std::ostringstream out, err;
+  const int rc =
+      runPodsCli({"--interval", "3", "--cni-state-dir", state.path().string()}, deps, out, err);
+  EXPECT_EQ(rc, 1) << err.str();
+  EXPECT_EQ(reads, 2);
+  EXPECT_EQ(waited, 3);
+  EXPECT_NE(out.str().find("FAIL     pod ml/t: 200 out-of-sequence/s on mlx5_3"), std::string::npos)
+      << out.str();
+}
+
+TEST(DoctorPodsTest, JsonCarriesTheVerdictsInTheTablesOrder) {
+  sim::TempDir state{"rdmanet-pods-cli"};
+  int reads = 0;
+  PodsCliDeps deps{.read =
+                       [&](const std::string&, const std::string&) {
+                         const uint64_t oos = reads++ == 0 ? 0 : 50;
+                         return PodSnapshot{
+                             .devices = {device("idle", "mlx5_2", {}),
+                                         device("t", "mlx5_3", {{"out_of_sequence", oos}})},
+                             .ports = {port(0)}};
+                       },
+                   .wait = [](int) {}};
+  std::ostringstream out, err;
+  ASSERT_EQ(runPodsCli({"--json", "--interval", "5", "--cni-state-dir", state.path().string()},
+                       deps, out, err),
+            1);
+  const auto j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["interval_s"], 5);
+  ASSERT_EQ(j["pods"].size(), 2u);
+  EXPECT_EQ(j["pods"][0]["pod"], "ml/t");
+  EXPECT_EQ(j["pods"][0]["verdict"], "FAIL");
+  EXPECT_EQ(j["pods"][0]["loss_per_s"], 10.0);
+  EXPECT_EQ(j["pods"][0]["rates"]["out_of_sequence"], "10/s");
+  EXPECT_EQ(j["pods"][1]["verdict"], "PASS");
+}
+
+TEST(DoctorPodsTest, AMissingStateDirIsAUsageError) {
+  PodsCliDeps deps{.read = [](const std::string&, const std::string&) { return PodSnapshot{}; },
+                   .wait = [](int) {}};
+  std::ostringstream out, err;
+  EXPECT_EQ(runPodsCli({"--cni-state-dir", "/nonexistent/rdmanet"}, deps, out, err), 2);
+  EXPECT_NE(err.str().find("--cni-state-dir"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmanet::doctor
