@@ -20,6 +20,8 @@ const {checkDra, checkNoDra} = require('./check_dra.js');
 const {checkNetconf, kResourceAnnotation} = require('./netconf_check.js');
 
 const args = process.argv.slice(2);
+// checkDevicePlugin's finding, for the NADs' check.
+let daemonDraDevicesDir;
 const file = args[0];
 const opt = (name) => {
   const i = args.indexOf(name);
@@ -156,9 +158,20 @@ function checkDevicePlugin(c) {
   const root = flag(argv, '--sysfs-root');
   const sys = mountFor(c, `${root === '/' ? '' : root}/sys`);
   if (!sys || !sys.readOnly || hostPathOf(sys.name) !== '/sys') fail(`--sysfs-root ${root}: no read-only hostPath /sys at ${root}/sys`);
-  for (const f of dra ? ['--cdi-dir'] : ['--devinfo-dir', '--cdi-dir']) {
+  const written = dra ? ['--cdi-dir'] : ['--devinfo-dir', '--cdi-dir'];
+  // api: dra: the pod device records the CNI reads (a NAD's draDevicesDir), where set.
+  if (dra && flag(argv, '--dra-pod-devices-dir')) written.push('--dra-pod-devices-dir');
+  for (const f of written) {
     const m = mountFor(c, flag(argv, f));
-    if (!m || m.readOnly || !hostPathOf(m.name)) fail(`${f} ${flag(argv, f)} is not a writable hostPath mount`);
+    if (!m || m.readOnly || hostPathOf(m.name) !== flag(argv, f)) {
+      fail(`${f} ${flag(argv, f)} is not a writable hostPath mount of the same host path`);
+    }
+  }
+  daemonDraDevicesDir = dra ? flag(argv, '--dra-pod-devices-dir') : undefined;
+  const cniState = flag(argv, '--cni-state-dir');
+  const stateMount = mountFor(c, cniState);
+  if (!stateMount || hostPathOf(stateMount.name) !== cniState) {
+    fail(`--cni-state-dir ${cniState} is not the host's CNI state dir mounted at the same path`);
   }
   if (!(c.volumeMounts || []).some((m) => /\/cni\//.test(m.mountPath) && hostPathOf(m.name))) {
     fail('the CNI state dir is not mounted');
@@ -230,6 +243,13 @@ for (const nad of nads) {
     const pool = (dpConfig.resourceList || []).find((p) => p.resourceName === name) || {};
     if (conf && (conf.podInfoDir || pool.podInfoDir) && conf.podInfoDir !== pool.podInfoDir) {
       fail(`${id}: podInfoDir ${conf.podInfoDir} differs from pool ${name}'s ${pool.podInfoDir}`);
+    }
+    // The records the daemon writes for claims are where the CNI reads them.
+    if (conf && conf.draDevicesDir !== daemonDraDevicesDir) {
+      fail(`${id}: draDevicesDir ${conf.draDevicesDir} differs from the daemon's ${daemonDraDevicesDir}`);
+    }
+    if (conf && conf.draDevicesDir && conf.resourceName !== res) {
+      fail(`${id}: resourceName ${conf.resourceName} is not its resource ${res}`);
     }
   }
   if (conf && netconfOut) {

@@ -7,7 +7,7 @@ const kKeys = new Set([
   'cniVersion', 'name', 'type', 'mode', 'deviceID', 'pciBusID', 'device', 'master',
   'macvlanMode', 'mtu', 'mac', 'vlan', 'vlanQoS', 'vlanProto', 'spoofchk', 'trust', 'link_state',
   'min_tx_rate', 'max_tx_rate', 'ipam', 'logLevel', 'logFile', 'rdma', 'lossless', 'capabilities',
-  'podInfoDir',
+  'podInfoDir', 'draDevicesDir', 'resourceName',
 ]);
 // The runtimeConfig keys rdmanet reads, which a netconf may declare as capabilities.
 const kCapabilities = ['CNIDeviceInfoFile', 'deviceID', 'mac', 'ips'];
