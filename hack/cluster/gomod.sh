@@ -46,6 +46,31 @@ for p in "${rel[@]}"; do
 done
 # Resolving the packages' imports fills go.mod's requirements and go.sum with what they need.
 (cd "$work" && "$go_bin" list -deps "${targets[@]}" >/dev/null)
+# Containerd, the CNI plugins, Multus and crictl share most of their dependencies with the
+# default Kubernetes (client-go, api, grpc, protobuf, otel, golang.org/x): requiring the versions
+# its build selects lets the Go build cache serve those packages to every later build, where
+# each would otherwise compile its own copies (Multus cold: 1063 s alone; on Kubernetes' cache
+# after this, 254 s). Only upgrades: a newer version a component needs stays. Not etcd, whose
+# server must match its own api and client modules, which Kubernetes takes at another release.
+if [[ $comp != kubernetes && $comp != etcd ]]; then
+  k8s_mod=$cluster_dir/gomod/kubernetes-$(versions_line kubernetes | cut -d' ' -f1)
+  [[ -f $k8s_mod/go.mod ]] || die "write $k8s_mod first"
+  # "module version" or "module v0.0.0 => module version" (the staging replaces).
+  (cd "$k8s_mod" && "$go_bin" list -m all) | awk '{print $1, ($3 == "=>" ? $5 : $2)}' \
+    >"$work/k8s-modules"
+  (cd "$work" && "$go_bin" list -m all) | awk 'NR > 1 {print $1}' >"$work/own-modules"
+  {
+    echo
+    echo "// The versions the default Kubernetes build selects (hack/cluster/gomod.sh)."
+    echo "require ("
+    awk -v own="${mod%%/v[0-9]*}" 'NR == FNR {v[$1] = $2; next}
+      ($1 in v) && index($1, own) != 1 && $1 !~ /^go\.etcd\.io\// {print "\t" $1 " " v[$1]}' \
+      "$work/k8s-modules" "$work/own-modules"
+    echo ")"
+  } >>"$work/go.mod"
+  rm "$work/k8s-modules" "$work/own-modules"
+  (cd "$work" && "$go_bin" list -deps "${targets[@]}" >/dev/null)
+fi
 out=$cluster_dir/gomod/$comp-$ver
 mkdir -p "$out"
 cp "$work/go.mod" "$work/go.sum" "$out/"

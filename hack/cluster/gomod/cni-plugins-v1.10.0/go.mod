@@ -4,3 +4,43 @@ module rdmanet.local/cluster/cni-plugins
 go 1.26.8
 
 require github.com/containernetworking/plugins v1.10.0
+
+// The versions the default Kubernetes build selects (hack/cluster/gomod.sh).
+require (
+	cyphar.com/go-pathrs v0.2.5
+	github.com/Masterminds/semver/v3 v3.4.0
+	github.com/Microsoft/go-winio v0.6.4
+	github.com/cespare/xxhash/v2 v2.3.0
+	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/cyphar/filepath-securejoin v0.7.0
+	github.com/go-logr/logr v1.4.4
+	github.com/go-logr/stdr v1.2.2
+	github.com/go-task/slim-sprig/v3 v3.0.0
+	github.com/godbus/dbus/v5 v5.2.4
+	github.com/google/go-cmp v0.7.0
+	github.com/google/nftables v0.3.0
+	github.com/google/pprof v0.0.0-20260402051712-545e8a4df936
+	github.com/google/uuid v1.6.0
+	github.com/mdlayher/netlink v1.11.2
+	github.com/mdlayher/socket v0.6.1
+	github.com/onsi/ginkgo/v2 v2.34.0
+	github.com/onsi/gomega v1.44.0
+	github.com/opencontainers/selinux v1.15.1
+	github.com/sirupsen/logrus v1.10.2
+	github.com/vishvananda/netlink v1.3.1
+	github.com/vishvananda/netns v0.0.5
+	go.opentelemetry.io/auto/sdk v1.2.1
+	go.opentelemetry.io/otel v1.47.0
+	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/mod v0.41.0
+	golang.org/x/net v0.59.0
+	golang.org/x/sync v0.24.0
+	golang.org/x/sys v0.49.0
+	golang.org/x/text v0.42.0
+	golang.org/x/tools v0.50.0
+	google.golang.org/protobuf v1.36.12
+	sigs.k8s.io/knftables v0.0.22
+)
