@@ -204,9 +204,22 @@ void DraFront::onNotifications() {
   }
   for (const Notification& n : ns) {
     if (n.registered) {
-      if (!registered_) log->info("registered with kubelet as DRA driver {}", opts_.driver);
+      if (!registered_) {
+        log->info("registered with kubelet as DRA driver {}", opts_.driver);
+      } else {
+        log->info("registered with kubelet again (kubelet restarted): publishing the slices again");
+      }
       registered_ = true;
       reserve_at_.reset();
+      // Kubelet deletes every ResourceSlice of its node when it starts (so that nothing is
+      // scheduled to a driver that may not come back), and registers the driver again: publish
+      // again (the publisher reconciles against the API server), rather than leave the node
+      // without devices until the slice worker's next resync.
+      // Only once the devices are known (version 0 is the empty start): an empty snapshot would
+      // withdraw every slice.
+      if (auto cur = state_.current(); deps_.publisher && cur->version > 0) {
+        deps_.publisher->publish(std::move(cur), opts_.allow_multiple_allocations);
+      }
     } else {
       // Kubelet's watcher retries a socket only when it appears again.
       log->error(
