@@ -17,8 +17,11 @@ constexpr auto kMaxRetry = 30000ms;
 }  // namespace
 
 SliceWorker::SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
-                         std::filesystem::path sysfs_root)
-    : client_(client), publisher_(client, std::move(options)), sysfs_(std::move(sysfs_root)) {
+                         std::filesystem::path sysfs_root, const Clock& clock)
+    : client_(client),
+      publisher_(client, std::move(options)),
+      sysfs_(std::move(sysfs_root)),
+      clock_(clock) {
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -60,9 +63,11 @@ void SliceWorker::loop() {
       std::unique_lock lk(mu_);
       auto ready = [&] { return quit_ || pending_ != nullptr; };
       if (todo) {
-        if (!cv_.wait_for(lk, backoff, ready)) backoff = std::min(backoff * 2, kMaxRetry);
+        if (!clock_.waitUntil(cv_, lk, clock_.now() + backoff, ready)) {
+          backoff = std::min(backoff * 2, kMaxRetry);
+        }
       } else {
-        cv_.wait(lk, ready);
+        clock_.waitUntil(cv_, lk, Clock::time_point::max(), ready);
       }
       if (quit_) return;
       if (pending_) {
@@ -82,6 +87,7 @@ void SliceWorker::loop() {
     // the main heap's top is trimmed). Return it, or it stays resident until the next publish.
     malloc_trim(0);
     std::lock_guard lk(mu_);
+    ++status_.attempts;
     if (quit_) return;  // a publish cancelled by the destructor: nothing to retry or report
     if (!r.ok()) {
       ++status_.failures;

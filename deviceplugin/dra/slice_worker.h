@@ -11,6 +11,7 @@
 //   failure is logged once.
 // - When the API server drops device taints (DRADeviceTaints off) or allowMultipleAllocations
 //   (DRAConsumableCapacity off), that is logged once, naming the gate.
+// - Retries wait on the injected clock; tests advance a FakeClock.
 // - Destruction is bounded: it cancels the client, which ends a publish in flight (its request
 //   and its retries) within about a second, and leaves the slices as the server has them.
 
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/kube/client.h"
 #include "deviceplugin/dra/dra_front.h"
@@ -31,6 +33,7 @@ namespace rdmanet::dp {
 struct SliceWorkerStatus {
   uint64_t published_version = 0;  // the snapshot version last published successfully
   int64_t generation = 0;          // the pool's generation after it
+  int attempts = 0;                // publishes tried so far (retries included)
   int failures = 0;                // failed publishes so far
   bool taints_dropped = false;
   bool multiple_allocations_dropped = false;
@@ -38,10 +41,10 @@ struct SliceWorkerStatus {
 
 class SliceWorker final : public DevicePublisher {
  public:
-  // `client` must outlive the worker and serve it alone: the destructor cancels it.
-  // `sysfs_root` is read for the standard attributes.
+  // `client` must outlive the worker and serve it alone: the destructor cancels it. `sysfs_root`
+  // is read for the standard attributes. `clock` (outliving the worker) times the retries.
   SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
-              std::filesystem::path sysfs_root);
+              std::filesystem::path sysfs_root, const Clock& clock);
   ~SliceWorker() override;
 
   void publish(std::shared_ptr<const DeviceSnapshot> snap,
@@ -54,6 +57,7 @@ class SliceWorker final : public DevicePublisher {
   kube::KubeClient& client_;
   dra::SlicePublisher publisher_;
   Sysfs sysfs_;
+  const Clock& clock_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::shared_ptr<const DeviceSnapshot> pending_;
