@@ -15,7 +15,8 @@
 // unprepared the claim; what a late prepare committed would stay behind for good.
 // unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
 // checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success. A
-// prepare of the same claim still in flight is cancelled: it commits nothing.
+// prepare of the same claim still in flight is cancelled: it commits nothing. A prepare that
+// starts after the unprepare is not.
 //
 // Converging after a restart or reboot: start() removes rdmanet's CDI specs that no checkpoint
 // entry owns; restoreSpecs(), once the devices are known, writes again every checkpointed claim's
@@ -73,8 +74,11 @@ class ClaimPreparer {
   Result<PreparedClaim> answerFromCheckpoint(const PreparedClaim& c);
 
   struct InFlight {
-    int prepares = 0;         // prepares of the claim between their start and their end
-    bool unprepared = false;  // an unprepare came meanwhile: they must not commit
+    int prepares = 0;  // prepares of the claim between their start and their end
+    // Unprepares of the claim while any was in flight. A prepare notes the count when it starts
+    // and commits only if it is unchanged: an unprepare cancels the prepares it raced, not one
+    // kubelet sent after it (the pod's next try while the first call still reads the claim).
+    uint64_t unprepares = 0;
   };
 
   const PreparerOptions opts_;
