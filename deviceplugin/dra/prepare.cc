@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/kube/names.h"
+#include "common/os/atomic_file.h"
 #include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
 #include "deviceplugin/dra/claim_render.h"
@@ -50,6 +51,15 @@ Status ClaimPreparer::start() {
   std::lock_guard lk(mu_);
   RDMANET_RETURN_IF_ERROR(checkpoint_.load());
   sweepOrphanSpecs();
+  // A daemon killed between creating a spec's or the checkpoint's temp file and its rename left
+  // the temp behind (writeFileAtomic's "<file>.rdmanet-tmp.<tid>"), which nothing else removes.
+  for (const fs::path& dir : {opts_.cdi_dir, opts_.checkpoint.parent_path()}) {
+    if (const int n = sweepAtomicTemps(dir); n > 0) {
+      logger(Component::kKubelet)
+          ->info("removed {} unfinished temp file(s) in {}: a write was cut short", n,
+                 dir.string());
+    }
+  }
   return okStatus();
 }
 

@@ -19,8 +19,9 @@
 // starts after the unprepare is not.
 //
 // Converging after a restart or reboot: start() removes rdmanet's CDI specs that no checkpoint
-// entry owns; restoreSpecs(), once the devices are known, writes again every checkpointed claim's
-// spec that is gone (/var/run/cdi is a tmpfs on most nodes, the checkpoint is not).
+// entry owns and the temp files of writes a crash cut short; restoreSpecs(), once the devices are
+// known, writes again every checkpointed claim's spec that is gone (/var/run/cdi is a tmpfs on most
+// nodes, the checkpoint is not).
 //
 // Thread-safe: gRPC threads call it concurrently. Claims are serialised around the checkpoint,
 // not around the API GET, so a slow API server does not stall other claims' answers from the
@@ -51,8 +52,8 @@ class ClaimPreparer {
   // `reader` and `state` must outlive the preparer.
   ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state);
 
-  // Loads the checkpoint and removes the orphaned specs. An unreadable checkpoint is an error
-  // (5/6/7): starting without it would forget what earlier runs prepared.
+  // Loads the checkpoint and removes the orphaned specs and temp files. An unreadable checkpoint
+  // is an error (5/6/7): starting without it would forget what earlier runs prepared.
   Status start();
   // Writes again the missing CDI specs of checkpointed claims, from the current DeviceState
   // (call once it holds the node's devices). Failures are logged; the claim stays checkpointed
