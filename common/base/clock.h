@@ -4,6 +4,9 @@
 // here is for timestamps that leave the process.
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 
 namespace rdmanet {
 
@@ -14,6 +17,17 @@ class Clock {
   virtual ~Clock() = default;
   // Thread-safe.
   virtual time_point now() const = 0;
+  // For a worker thread that sleeps on this clock: blocks on `cv` (`lock` holds its mutex) until
+  // `woken()` holds or now() reaches `until` (time_point::max(): never), and returns woken()'s
+  // last value. Whoever makes woken() true notifies `cv` as usual. Thread-safe.
+  virtual bool waitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                         time_point until, const std::function<bool()>& woken) const {
+    if (until == time_point::max()) {
+      cv.wait(lock, woken);
+      return true;
+    }
+    return cv.wait_until(lock, until, woken);
+  }
 };
 
 class SteadyClock final : public Clock {

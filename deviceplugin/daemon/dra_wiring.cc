@@ -34,7 +34,7 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   dra::PublisherOptions po;
   po.driver = flags.driver_name;
   po.node_name = node;
-  w.slices = std::make_unique<SliceWorker>(*w.slice_client, std::move(po), flags.sysfs_root);
+  w.slices = std::make_unique<SliceWorker>(*w.slice_client, std::move(po), flags.sysfs_root, clock);
   w.front = std::make_unique<DraFront>(
       DraFrontOptions{.kubelet_dir = flags.kubelet_dir,
                       .driver = flags.driver_name,

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/kube/names.h"
+#include "common/os/atomic_file.h"
 #include "deviceplugin/dra/cdi_spec.h"
 #include "deviceplugin/dra/claim_allocation.h"
 #include "deviceplugin/dra/claim_render.h"
@@ -51,6 +52,15 @@ Status ClaimPreparer::start() {
   std::lock_guard lk(mu_);
   RDMANET_RETURN_IF_ERROR(checkpoint_.load());
   sweepOrphanSpecs();
+  // A daemon killed between creating a spec's or the checkpoint's temp file and its rename left
+  // the temp behind (writeFileAtomic's "<file>.rdmanet-tmp.<tid>"), which nothing else removes.
+  for (const fs::path& dir : {opts_.cdi_dir, opts_.checkpoint.parent_path()}) {
+    if (const int n = sweepAtomicTemps(dir); n > 0) {
+      logger(Component::kKubelet)
+          ->info("removed {} unfinished temp file(s) in {}: a write was cut short", n,
+                 dir.string());
+    }
+  }
   if (!opts_.pod_devices_dir.empty()) {
     std::set<std::string> prepared;
     for (const auto& [uid, c] : checkpoint_.claims()) prepared.insert(uid);
@@ -114,10 +124,13 @@ Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c
 
 Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
   RDMANET_RETURN_IF_ERROR(checkRef(ref));
+  uint64_t unprepares_at_start = 0;
   {
     std::lock_guard lk(mu_);
     if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
-    ++in_flight_[ref.uid].prepares;
+    InFlight& f = in_flight_[ref.uid];
+    ++f.prepares;
+    unprepares_at_start = f.unprepares;
   }
   // However this call ends, it is no longer in flight.
   struct Done {
@@ -134,7 +147,7 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   std::lock_guard lk(mu_);
   // A concurrent call for the same claim may have finished meanwhile: answer the same.
   if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
-  if (in_flight_[ref.uid].unprepared) {
+  if (in_flight_[ref.uid].unprepares != unprepares_at_start) {
     return makeError(ErrorCode::kTryAgainLater,
                      fmt::format("claim {}/{}: unprepared while it was being prepared; nothing "
                                  "was prepared",
@@ -175,7 +188,7 @@ Status ClaimPreparer::unprepare(const ClaimRef& ref) {
   std::lock_guard lk(mu_);
   // A prepare of this claim still reading it must not commit after this: it would leave what
   // this unprepare removes.
-  if (auto it = in_flight_.find(ref.uid); it != in_flight_.end()) it->second.unprepared = true;
+  if (auto it = in_flight_.find(ref.uid); it != in_flight_.end()) ++it->second.unprepares;
   const PreparedClaim* c = checkpoint_.find(ref.uid);
   // The UID's own file too: a crash between the spec write and the checkpoint write left it.
   RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(opts_.cdi_dir / claimSpecFileName(ref.uid)));

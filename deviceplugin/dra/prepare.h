@@ -15,11 +15,13 @@
 // unprepared the claim; what a late prepare committed would stay behind for good.
 // unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
 // checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success. A
-// prepare of the same claim still in flight is cancelled: it commits nothing.
+// prepare of the same claim still in flight is cancelled: it commits nothing. A prepare that
+// starts after the unprepare is not.
 //
 // Converging after a restart or reboot: start() removes rdmanet's CDI specs that no checkpoint
-// entry owns; restoreSpecs(), once the devices are known, writes again every checkpointed claim's
-// spec that is gone (/var/run/cdi is a tmpfs on most nodes, the checkpoint is not).
+// entry owns and the temp files of writes a crash cut short; restoreSpecs(), once the devices are
+// known, writes again every checkpointed claim's spec that is gone (/var/run/cdi is a tmpfs on most
+// nodes, the checkpoint is not).
 //
 // Thread-safe: gRPC threads call it concurrently. Claims are serialised around the checkpoint,
 // not around the API GET, so a slow API server does not stall other claims' answers from the
@@ -52,8 +54,8 @@ class ClaimPreparer {
   // `reader` and `state` must outlive the preparer.
   ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state);
 
-  // Loads the checkpoint and removes the orphaned specs. An unreadable checkpoint is an error
-  // (5/6/7): starting without it would forget what earlier runs prepared.
+  // Loads the checkpoint and removes the orphaned specs and temp files. An unreadable checkpoint
+  // is an error (5/6/7): starting without it would forget what earlier runs prepared.
   Status start();
   // Writes again the missing CDI specs of checkpointed claims, from the current DeviceState
   // (call once it holds the node's devices). Failures are logged; the claim stays checkpointed
@@ -75,8 +77,11 @@ class ClaimPreparer {
   Result<PreparedClaim> answerFromCheckpoint(const PreparedClaim& c);
 
   struct InFlight {
-    int prepares = 0;         // prepares of the claim between their start and their end
-    bool unprepared = false;  // an unprepare came meanwhile: they must not commit
+    int prepares = 0;  // prepares of the claim between their start and their end
+    // Unprepares of the claim while any was in flight. A prepare notes the count when it starts
+    // and commits only if it is unchanged: an unprepare cancels the prepares it raced, not one
+    // kubelet sent after it (the pod's next try while the first call still reads the claim).
+    uint64_t unprepares = 0;
   };
 
   const PreparerOptions opts_;

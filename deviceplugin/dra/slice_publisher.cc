@@ -174,8 +174,14 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
   int64_t max_gen = 0;
   std::vector<const json*> mine, leftovers;
   for (const auto& s : existing) {
-    max_gen = std::max(max_gen, generationOf(s));
-    (poolOf(s) == owner_.node_name ? mine : leftovers).push_back(&s);
+    // Only our pool's generations count: another pool's (a previous run's leftover, deleted
+    // below) says nothing about ours, and going above it would rewrite slices already current.
+    if (poolOf(s) == owner_.node_name) {
+      max_gen = std::max(max_gen, generationOf(s));
+      mine.push_back(&s);
+    } else {
+      leftovers.push_back(&s);
+    }
   }
   // Each chunk goes to the existing slice sharing most device names with it, then to any
   // unused one: an update, never a delete plus a create, for a slice that holds devices.

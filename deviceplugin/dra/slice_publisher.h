@@ -7,14 +7,14 @@
 //   3. if they already hold exactly these devices (attributes and taints included) at one
 //      generation with the right resourceSliceCount and owner, only delete surplus slices:
 //      the generation is NOT bumped;
-//   4. otherwise write every slice at a new generation, one above every generation present (and
-//      above the last one this publisher wrote), reusing existing slices (PUT with their
-//      resourceVersion, matched by the devices they hold) before creating new ones, then delete
-//      the slices left over, so a slice still holding devices is updated, never deleted;
+//   4. otherwise write every slice at a new generation, one above every generation of the pool
+//      present (and above the last one this publisher wrote), reusing existing slices (PUT with
+//      their resourceVersion, matched by the devices they hold) before creating new ones, then
+//      delete the slices left over, so a slice still holding devices is updated, never deleted;
 //   5. a 409 (or a 404 on update: deleted under us) re-lists and tries again, up to
 //      max_attempts times, keeping the same new generation unless a higher one appeared.
-// Slices of this driver on this node in another pool (older naming) are deleted: after a
-// restart nothing stale survives.
+// Slices of this driver on this node in another pool (older naming, another run's) are deleted
+// and their generations ignored: after a restart nothing stale survives.
 //
 // Device taints: the API server drops `taints` silently unless its DRADeviceTaints gate is on.
 // When a slice written with taints comes back without them, taintsDropped() turns true (the

@@ -103,10 +103,11 @@ void FakeApiServer::control(const std::string& path, const nlohmann::json& body)
   (void)c.create(path, body);
 }
 
-void FakeApiServer::fail(const std::string& method, const std::string& path, int status,
-                         int count) {
-  control("/_control/faults",
-          {{"method", method}, {"path", path}, {"status", status}, {"count", count}});
+void FakeApiServer::fail(const std::string& method, const std::string& path, int status, int count,
+                         const std::string& agent) {
+  control(
+      "/_control/faults",
+      {{"method", method}, {"path", path}, {"status", status}, {"count", count}, {"agent", agent}});
 }
 
 void FakeApiServer::hang(const std::string& method, const std::string& path, int hang_ms,
@@ -119,6 +120,11 @@ void FakeApiServer::delay(const std::string& method, const std::string& path, in
                           int count) {
   control("/_control/faults",
           {{"method", method}, {"path", path}, {"delay_ms", delay_ms}, {"count", count}});
+}
+
+void FakeApiServer::clearFaults() {
+  kube::KubeClient c(config(), {.retry = {.max_attempts = 1}});
+  (void)c.remove("/_control/faults");
 }
 
 void FakeApiServer::setGate(const std::string& gate, bool on) {

@@ -35,10 +35,14 @@ class FakeApiServer {
 
   // Test controls (see apiserver.mjs): the next `count` requests matching method/path fail with
   // `status`, or (hang_ms > 0) get no answer and are dropped after hang_ms, or (delay) are
-  // answered as usual only after delay_ms.
-  void fail(const std::string& method, const std::string& path, int status, int count = 1);
+  // answered as usual only after delay_ms. `agent` (fail only): only requests with that
+  // User-Agent (kube::ClientOptions::user_agent) fail.
+  void fail(const std::string& method, const std::string& path, int status, int count = 1,
+            const std::string& agent = "");
   void hang(const std::string& method, const std::string& path, int hang_ms, int count = 1);
   void delay(const std::string& method, const std::string& path, int delay_ms, int count = 1);
+  // Drops every fault not yet used up: from now on the server answers normally.
+  void clearFaults();
   void setGate(const std::string& gate, bool on);
   void setTokens(const std::vector<std::string>& tokens);
   // {"requests":{"GET":n,...},"writes":n}

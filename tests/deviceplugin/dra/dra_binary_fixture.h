@@ -41,6 +41,7 @@ class DraBinaryTest : public DraPrepareTest {
                                      "--sysfs-root=" + node_.root().string(),
                                      "--metrics-addr=off",
                                      "--doctor-interval=0"};
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -67,6 +68,7 @@ class DraBinaryTest : public DraPrepareTest {
   }
   pid_t pid_ = -1;
   fs::path kubeconfig_dir_;
+  std::vector<std::string> extra_args_;  // appended to the binary's flags
 };
 
 }  // namespace rdmanet::dp::testing

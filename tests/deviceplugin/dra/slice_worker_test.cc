@@ -28,7 +28,7 @@ class SliceWorkerTest : public testing::DraDaemonFixture {
     api_client_ = std::make_unique<kube::KubeClient>(api_.config());
     dra::PublisherOptions po;
     po.node_name = kNode;
-    worker_ = std::make_unique<SliceWorker>(*api_client_, po, node_.root());
+    worker_ = std::make_unique<SliceWorker>(*api_client_, po, node_.root(), clock_);
   }
   void TearDown() override {
     stopDaemon();
@@ -132,7 +132,7 @@ TEST_F(SliceWorkerTest, DestroyingTheWorkerDuringAStalledPublishReturnsWithinTwo
   kube::KubeClient own(api_.config());  // the worker cancels its client: not the test's
   dra::PublisherOptions po;
   po.node_name = kNode;
-  auto stalled = std::make_unique<SliceWorker>(own, po, node_.root());
+  auto stalled = std::make_unique<SliceWorker>(own, po, node_.root(), clock_);
   startDaemon(api_.url(), stalled.get());
   const auto until = std::chrono::steady_clock::now() + 10s;
   while (api_.stats()["requests"].value("GET", 0) < 2 && std::chrono::steady_clock::now() < until) {

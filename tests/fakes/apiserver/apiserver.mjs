@@ -30,7 +30,11 @@
 //                           "hang_ms":N,"count":1}   the next matching requests fail with that
 //                           status (a metav1.Status body), or are held hang_ms and then dropped
 //                           without an answer (a time-out), or ("delay_ms":N) answered as usual
-//                           only after N ms (a slow server); method and path (a prefix) optional
+//                           only after N ms (a slow server); method and path (a prefix) optional;
+//                           "agent":"X" limits it to requests whose User-Agent is X (one client
+//                           meets an outage while a test's own client still reads)
+//   DELETE /_control/faults                        drops every pending fault: the server answers
+//                           normally again (the end of an outage)
 //   POST /_control/gates   {"DRADeviceTaints":false,"DRAConsumableCapacity":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
@@ -246,8 +250,12 @@ function handleControl(req, res, url, body) {
   }
   if (url.pathname === '/_control/faults' && req.method === 'POST') {
     faults.push({method: j.method, path: j.path, status: j.status, hang_ms: j.hang_ms,
-      delay_ms: j.delay_ms, count: j.count || 1});
+      delay_ms: j.delay_ms, agent: j.agent, count: j.count || 1});
     return send(res, 200, {faults: faults.length});
+  }
+  if (url.pathname === '/_control/faults' && req.method === 'DELETE') {
+    faults = [];
+    return send(res, 200, {faults: 0});
   }
   if (url.pathname === '/_control/gates' && req.method === 'POST') {
     Object.assign(gates, j);
@@ -263,7 +271,8 @@ function handleControl(req, res, url, body) {
 
 function takeFault(req, url) {
   const i = faults.findIndex((f) => (!f.method || f.method === req.method) &&
-      (!f.path || url.pathname.startsWith(f.path)));
+      (!f.path || url.pathname.startsWith(f.path)) &&
+      (!f.agent || f.agent === req.headers['user-agent']));
   if (i < 0) return null;
   const f = faults[i];
   if (--f.count <= 0) faults.splice(i, 1);
