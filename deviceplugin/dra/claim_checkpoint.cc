@@ -25,10 +25,12 @@ json toJson(const PreparedClaim& c) {
                     {"deviceName", d.device_name},
                     {"cdiDeviceIDs", d.cdi_device_ids}});
   }
-  return {{"namespace", c.ref.ns},
-          {"name", c.ref.name},
-          {"cdiSpec", c.cdi_spec.string()},
-          {"devices", devs}};
+  json out = {{"namespace", c.ref.ns},
+              {"name", c.ref.name},
+              {"cdiSpec", c.cdi_spec.string()},
+              {"devices", devs}};
+  if (!c.pods.empty()) out["pods"] = c.pods;
+  return out;
 }
 
 PreparedClaim fromJson(const std::string& uid, const json& j) {
@@ -43,6 +45,7 @@ PreparedClaim fromJson(const std::string& uid, const json& j) {
                          .device_name = d.at("deviceName").get<std::string>(),
                          .cdi_device_ids = d.at("cdiDeviceIDs").get<std::vector<std::string>>()});
   }
+  if (j.contains("pods")) c.pods = j.at("pods").get<std::vector<std::string>>();
   return c;
 }
 

@@ -31,6 +31,9 @@ struct PreparedClaim {
   ClaimRef ref{};
   std::filesystem::path cdi_spec{};  // the file Prepare wrote
   std::vector<PreparedDevice> devices{};
+  // The pods the claim was reserved for when prepared, whose device records (pod_devices.h)
+  // are written again when /var/run lost them. Absent from older checkpoints: none.
+  std::vector<std::string> pods{};
 };
 
 class ClaimCheckpoint {

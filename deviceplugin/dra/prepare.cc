@@ -89,7 +89,11 @@ void ClaimPreparer::sweepOrphanSpecs() {
 Status ClaimPreparer::restoreSpec(const PreparedClaim& c) {
   RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
                            renderClaim(c.ref, allocationOf(c), *state_.current(), renderOptions()));
-  return writeClaimCdiSpec(c.cdi_spec, r.cdi);
+  RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(c.cdi_spec, r.cdi));
+  // The pods' device records live on the same tmpfs as the spec: gone with it.
+  if (opts_.pod_devices_dir.empty() || c.pods.empty()) return okStatus();
+  return writePodDevices(opts_.pod_devices_dir, {c.pods.begin(), c.pods.end()}, c,
+                         *state_.current());
 }
 
 void ClaimPreparer::restoreSpecs() {
@@ -163,20 +167,22 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);
     return tooLate(ref, "while its CDI spec was written");
   }
+  // The pods' device records (pod_devices.h) go between the two: like the spec, a crash before
+  // the checkpoint entry leaves records that the start-up sweep removes (no entry owns them).
+  if (!opts_.pod_devices_dir.empty()) {
+    const std::set<std::string> pods = reservedPods(claim);
+    r.prepared.pods.assign(pods.begin(), pods.end());
+    if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current());
+        !st.ok()) {
+      (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
+      (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+      return st.error();
+    }
+  }
   if (auto st = checkpoint_.put(r.prepared); !st.ok()) {
+    if (!opts_.pod_devices_dir.empty()) (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
     return st.error();
-  }
-  // After the commit: the records serve only the CNI's ADD, which kubelet runs (in the pod's
-  // sandbox) after this call answered. A failure costs only a pod whose Multus cannot resolve
-  // the claim, and its ADD then says what is missing.
-  if (!opts_.pod_devices_dir.empty()) {
-    if (auto st = writePodDevices(opts_.pod_devices_dir, reservedPods(claim), r.prepared,
-                                  *state_.current());
-        !st.ok()) {
-      logger(Component::kKubelet)
-          ->warn("claim {}/{}: the pod device records: {}", ref.ns, ref.name, st.error().msg);
-    }
   }
   return std::move(r.prepared);
 }

@@ -110,6 +110,17 @@ TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnpre
   ASSERT_EQ(rec["devices"].size(), 1u);
   EXPECT_EQ(rec["devices"][0]["pciAddress"], vf.str());
   EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/vf");
+
+  // A reboot empties /var/run (the records and the CDI spec) but not the checkpoint: the next
+  // start writes both again, so a sandbox made after it still finds its device.
+  stopDaemon();
+  fs::remove_all(podDevicesDir());
+  fs::remove_all(cdi_dir_);
+  startRegistered(api_->url());
+  ASSERT_TRUE(turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); }));
+  EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
+  EXPECT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));
+
   ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "for-pod"}}));
   EXPECT_FALSE(fs::exists(podDevicesDir() / pod));
 }
