@@ -4,6 +4,7 @@
 #include <sys/inotify.h>
 
 #include <algorithm>
+#include <array>
 
 #include "common/kube/names.h"
 #include "deviceplugin/logging.h"
@@ -19,6 +20,11 @@ constexpr uint32_t kDirMask =
     IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr auto kRewatch = 500ms;
 constexpr auto kRefusedRetry = 1000ms;
+// Kubelet deletes every ResourceSlice of its node when it starts, once it can read its Node
+// (pkg/kubelet/cm/dra/plugin: wipeResourceSlices, retried after 1, 2, 4, 8 s), which may come
+// after it registered the driver again. So a registration publishes at once and again at these
+// times after it; the slice worker's 30 s resync is the net behind them.
+constexpr std::array kRepublishAfter = {3s, 8s, 16s};
 
 // Whether two builds of the pools would prepare and report the same.
 bool samePools(const std::vector<Pool>& a, const std::vector<Pool>& b) {
@@ -212,14 +218,12 @@ void DraFront::onNotifications() {
       registered_ = true;
       reserve_at_.reset();
       // Kubelet deletes every ResourceSlice of its node when it starts (so that nothing is
-      // scheduled to a driver that may not come back), and registers the driver again: publish
-      // again (the publisher reconciles against the API server), rather than leave the node
+      // scheduled to a driver that may not come back) and registers the driver again: publish
+      // again (the publisher reconciles against the API server) rather than leave the node
       // without devices until the slice worker's next resync.
-      // Only once the devices are known (version 0 is the empty start): an empty snapshot would
-      // withdraw every slice.
-      if (auto cur = state_.current(); deps_.publisher && cur->version > 0) {
-        deps_.publisher->publish(std::move(cur), opts_.allow_multiple_allocations);
-      }
+      republish();
+      republishes_done_ = 0;
+      republish_at_ = deps_.clock->now() + kRepublishAfter[0];
     } else {
       // Kubelet's watcher retries a socket only when it appears again.
       log->error(
@@ -232,13 +236,33 @@ void DraFront::onNotifications() {
   }
 }
 
+void DraFront::republish() {
+  // Only once the devices are known (version 0 is the empty start): an empty snapshot would
+  // withdraw every slice.
+  if (auto cur = state_.current(); deps_.publisher && cur->version > 0) {
+    deps_.publisher->publish(std::move(cur), opts_.allow_multiple_allocations);
+  }
+}
+
 std::optional<Clock::time_point> DraFront::nextDeadline() const {
-  if (rewatch_at_ && reserve_at_) return std::min(*rewatch_at_, *reserve_at_);
-  return rewatch_at_ ? rewatch_at_ : reserve_at_;
+  std::optional<Clock::time_point> next;
+  for (const auto& t : {rewatch_at_, reserve_at_, republish_at_}) {
+    if (t && (!next || *t < *next)) next = t;
+  }
+  return next;
 }
 
 void DraFront::runTimers(Clock::time_point now) {
   auto log = logger(Component::kKubelet);
+  if (republish_at_ && *republish_at_ <= now) {
+    republish();
+    const auto since = kRepublishAfter[republishes_done_];
+    if (++republishes_done_ < kRepublishAfter.size()) {
+      republish_at_ = now + (kRepublishAfter[republishes_done_] - since);
+    } else {
+      republish_at_.reset();
+    }
+  }
   if (rewatch_at_ && *rewatch_at_ <= now) {
     rewatch_at_.reset();
     std::error_code ec;

@@ -109,7 +109,13 @@ class DraFront final : public Front {
   std::unique_ptr<GrpcServer> registration_, dra_;
   bool registered_ = false;
   bool applied_ = false;  // the registration socket is served from the first apply() on
+  void republish();
+
   std::optional<TimePoint> rewatch_at_, reserve_at_;
+  // After a registration: the next of the publishes that outlast kubelet's start-up wipe of the
+  // node's slices (kRepublishAfter), and how many are left.
+  std::optional<TimePoint> republish_at_;
+  size_t republishes_done_ = 0;
   bool waiting_logged_ = false;
 };
 

@@ -199,6 +199,11 @@ restart_case() { # NAME COMMAND...
   shift
   start=$(date +%s%N)
   "$@"
+  # Kubelet deletes the node's ResourceSlices of every driver when it starts (its DRA plugin
+  # manager, so that nothing is scheduled to a driver that may not come back): the daemon
+  # publishes them again when kubelet registers it again.
+  wait_until 60 "rdmanet's slices exact after $name" slices_exact
+  note "slices_exact_ms_dra_$name" $((($(date +%s%N) - start) / 1000000))
   probe=$((probe + 1))
   claim_pod "probe-$probe" "$nic_request"
   wait_pod_ready "probe-$probe" 180
@@ -207,12 +212,8 @@ restart_case() { # NAME COMMAND...
   pod_ready keep || fail "keep is not Ready after $name"
   eq "keep's VF after $name" "$kept" "$(pod_env keep PCIDEVICE_RDMA_VF)"
   check_pod_kept_eth1 keep
-  # Kubelet wipes the node's ResourceSlices of every driver when it starts (its DRA plugin
-  # manager, so that nothing is scheduled to a driver that may not come back): the daemon must
-  # publish them again, which its periodic resync does at the latest.
-  wait_until 60 "rdmanet's slices exact after $name" slices_exact
-  note "slices_exact_ms_dra_$name" $((($(date +%s%N) - start) / 1000000))
-  ok "$name: keep kept its VF and eth1, a new claim was prepared, the slices are exact"
+  slices_exact || fail "rdmanet's slices after $name and a claim: $(slice_devices | wc -l)"
+  ok "$name: keep kept its VF and eth1, the slices are exact, a new claim was prepared"
 }
 restart_case kubelet_restart restart_kubelet
 restart_case daemon_pod_deleted delete_daemon_pod
