@@ -58,12 +58,13 @@ node -e 'const {parseDocs}=require(process.argv[1]);const fs=require("fs");
   fs.writeFileSync(process.argv[3], cm.data["config.json"])' \
   "$tests_dir/k8s_check.js" "$tmp/r.yaml" "$tmp/config.json.in"
 mkdir -p "$tmp/config" "$tmp/cni-bin" "$tmp/devinfo" "$tmp/cdi" "$tmp/cni-state" \
-  "$tmp/kubelet/device-plugins"
+  "$tmp/kubelet/device-plugins" "$tmp/kubelet/pod-resources"
 mv "$tmp/config.json.in" "$tmp/config/config.json"
 "$simnode_bin" up --tree-only --root "$tmp/node" >/dev/null || die "simnode up --tree-only failed"
 vols=(--volume "cni-bin=$tmp/cni-bin" --volume "config=$tmp/config"
   --volume "device-plugins=$tmp/kubelet/device-plugins" --volume "sys=$tmp/node/sys"
-  --volume "devinfo=$tmp/devinfo" --volume "cdi=$tmp/cdi" --volume "cni-state=$tmp/cni-state")
+  --volume "devinfo=$tmp/devinfo" --volume "cdi=$tmp/cdi" --volume "cni-state=$tmp/cni-state"
+  --volume "pod-resources=$tmp/kubelet/pod-resources")
 podman_run() { # CONTAINER [podman_args.js options]... -- [podman run options]...
   local c=$1 a=() pre=()
   shift
