@@ -7,7 +7,8 @@
 #     the CNI finds the claim's VF in the daemon's pod records, cni/claimed_device.h).
 # The cluster runs one API mode at a time: the first two are measured under --api deviceplugin,
 # then the cluster comes up again with --api dra for the bare pod again and the DRA pod; each
-# RDMA figure is compared with the bare pod of its own cluster. All in one run.
+# RDMA figure is compared with the bare pod of its own cluster, measured alternately with it.
+# All in one run.
 #
 # Where the time goes, from the pod's own conditions as a watch delivers them (ms, on arrival):
 #   schedule  create -> PodScheduled            (API server, scheduler; DRA: claim allocation)
@@ -36,47 +37,54 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"; "$cluster" down >/dev/null 2>&1 || true' EXIT
 cd "$work"
 
-# measure KIND: creates $pods pods of KIND one after the other; one JSON line per pod with the
-# millisecond offsets of each condition from the create call.
+# measure KIND I: creates pod I of KIND, waits until Ready, deletes it; prints one JSON line with
+# the millisecond offsets of each condition from the create call.
 measure() {
-  local kind=$1 i name
-  for ((i = 0; i < pods; i++)); do
-    name=$kind-$i
-    case $kind in
-      bare) workload_pod "$name" "cpu: 100m" >pod.yaml ;;
-      dp) workload_pod "$name" "cpu: 100m, rdma/vf: 1" "$rdma_net" >pod.yaml ;;
-      dra) claim_pod_yaml "$name" "[{name: nic, exactly: {deviceClassName: vf.rdma.rdmanet.io}}]" \
-        "" "$rdma_net" >pod.yaml ;;
-    esac
-    /usr/bin/python3 - "$(k8s_bin)/kubectl" "$kubeconfig" "$ns" "$name" pod.yaml <<'PY'
+  local kind=$1 i=$2 name
+  name=$kind-$i
+  case $kind in
+    bare) workload_pod "$name" "cpu: 100m" >pod.yaml ;;
+    dp) workload_pod "$name" "cpu: 100m, rdma/vf: 1" "$rdma_net" >pod.yaml ;;
+    dra) claim_pod_yaml "$name" "[{name: nic, exactly: {deviceClassName: vf.rdma.rdmanet.io}}]" \
+      "" "$rdma_net" >pod.yaml ;;
+  esac
+  /usr/bin/python3 - "$(k8s_bin)/kubectl" "$kubeconfig" "$ns" "$name" pod.yaml <<'PY'
 import json, subprocess, sys, time
 kubectl, kubeconfig, ns, name, manifest = sys.argv[1:]
 k = [kubectl, "--kubeconfig", kubeconfig]
 watch = subprocess.Popen(
-    k + ["get", "--raw", f"/api/v1/namespaces/{ns}/pods?watch=1&fieldSelector=metadata.name%3D{name}"
-         "&timeoutSeconds=180"], stdout=subprocess.PIPE, text=True)
+  k + ["get", "--raw", f"/api/v1/namespaces/{ns}/pods?watch=1&fieldSelector=metadata.name%3D{name}"
+       "&timeoutSeconds=180"], stdout=subprocess.PIPE, text=True)
 time.sleep(0.3)  # the watch is open before the pod exists
 t0 = time.monotonic()
 subprocess.run(k + ["create", "-f", manifest], check=True, stdout=subprocess.DEVNULL)
 seen = {}
 for line in watch.stdout:
-    now = (time.monotonic() - t0) * 1000
-    pod = json.loads(line)["object"]
-    for c in pod.get("status", {}).get("conditions", []):
-        if c["status"] == "True" and c["type"] not in seen:
-            seen[c["type"]] = round(now, 1)
-    if "Ready" in seen:
-        break
+  now = (time.monotonic() - t0) * 1000
+  pod = json.loads(line)["object"]
+  for c in pod.get("status", {}).get("conditions", []):
+      if c["status"] == "True" and c["type"] not in seen:
+          seen[c["type"]] = round(now, 1)
+  if "Ready" in seen:
+      break
 watch.terminate()
 if "Ready" not in seen:
-    sys.exit(f"{name} not Ready within 180 s: {seen}")
+  sys.exit(f"{name} not Ready within 180 s: {seen}")
 print(json.dumps({"pod": name, **seen}))
 PY
-    if [[ $kind != bare ]]; then
-      [[ $(pod_exec "$name" cat /sys/class/net/eth1/operstate) != down ]] || fail "$name: eth1 down"
-    fi
-    delete_pod "$name"
-    [[ $kind != dra ]] || kc -n "$ns" delete resourceclaimtemplate "$name" >/dev/null
+  if [[ $kind != bare ]]; then
+    [[ $(pod_exec "$name" cat /sys/class/net/eth1/operstate) != down ]] || fail "$name: eth1 down"
+  fi
+  delete_pod "$name"
+  [[ $kind != dra ]] || kc -n "$ns" delete resourceclaimtemplate "$name" >/dev/null
+}
+# measure_pair KIND: $pods bare pods and $pods pods of KIND, alternating, so that what drifts over
+# the run (a cluster just up, caches warming) weighs on both alike.
+measure_pair() {
+  local i
+  for ((i = 0; i < pods; i++)); do
+    measure bare "$i" >>"$work/bare-$1.jsonl"
+    measure "$1" "$i" >>"$work/$1.jsonl"
   done
 }
 
@@ -86,12 +94,10 @@ up() {
   trap 'rm -rf "$work"; "$cluster" down >/dev/null 2>&1 || true' EXIT
 }
 up deviceplugin
-measure bare >"$work/bare-dp.jsonl"
-measure dp >"$work/dp.jsonl"
+measure_pair dp
 "$cluster" down >/dev/null
 up dra
-measure bare >"$work/bare-dra.jsonl"
-measure dra >"$work/dra.jsonl"
+measure_pair dra
 
 /usr/bin/python3 - "$work" "$pods" "$(k8s_version)" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'PY'
 import json, statistics, sys
