@@ -64,13 +64,17 @@ Invocation runCni(PluginDeps& deps, const EnvLookup& lookup, std::string_view st
     }
     auto conf = parseNetConf(stdin_data, env->command, env->args);
     if (!conf.ok()) return failure(conf.error(), version);
-    if (auto st = fillClaimedDevice(*conf, *env, deps.store); !st.ok()) {
-      return failure(st.error(), conf->cni_version);
-    }
     deps.log.setContext(env->container_id, env->netns, env->ifname);
     if (!conf->log_level.empty()) deps.log.setLevel(parseLogLevel(conf->log_level));
     if (!conf->log_file.empty()) deps.log.setFile(conf->log_file);
-    Invocation out = dispatch(deps, *env, *conf);
+    // Without a deviceID from Multus, the device of the pod's DRA claim (claimed_device.h).
+    const bool claimed = !conf->device_id;
+    Status filled = fillClaimedDevice(*conf, *env, deps.store);
+    if (filled.ok() && claimed && conf->device_id) {
+      deps.log.info("deviceID {} from the pod's DRA claim records", conf->device_id->str());
+    }
+    Invocation out =
+        filled.ok() ? dispatch(deps, *env, *conf) : failure(filled.error(), conf->cni_version);
     if (out.exit_code != 0) {
       deps.log.error("{} failed: {}", commandName(env->command), out.stdout_data);
     }
