@@ -6,11 +6,14 @@
 
 namespace rdmanet::podnet {
 
-PodSnapshot PodMetrics::snapshotLocked(CrossCheckResult& check) {
+PodSnapshot PodMetrics::snapshotLocked(MapRead& read) {
   auto atts = readPodAttachments(opts_.state_dir);
   if (kubelet_ != nullptr) {
     // Without kubelet the CNI's state stands alone: it is the primary source.
-    if (auto pods = kubelet_->list(); pods.ok()) check = crossCheck(atts, *pods);
+    if (auto pods = kubelet_->list(); pods.ok()) {
+      read.check = crossCheck(atts, *pods);
+      read.kubelet_answered = true;
+    }
   }
   if (deps_.host == nullptr) return {};
   return readPods(resolvePodDevices(*deps_.host, atts), deps_);
@@ -18,20 +21,27 @@ PodSnapshot PodMetrics::snapshotLocked(CrossCheckResult& check) {
 
 PodSnapshot PodMetrics::snapshot() {
   std::lock_guard lock(mu_);
-  CrossCheckResult check;
-  return snapshotLocked(check);
+  MapRead read;
+  return snapshotLocked(read);
 }
 
 std::string PodMetrics::render() {
   std::lock_guard lock(mu_);
-  CrossCheckResult check;
-  const PodSnapshot snap = snapshotLocked(check);
+  MapRead read;
+  const PodSnapshot snap = snapshotLocked(read);
   PrometheusText out;
   out.single("rdmanet_pod_map_attachments", "gauge", "Pod attachments in the device-to-pod map.",
              snap.devices.size());
   out.single("rdmanet_pod_map_stale_attachments", "gauge",
              "CNI state files that kubelet's pod-resources contradicted (left out of the map).",
-             check.dropped);
+             read.check.dropped);
+  if (kubelet_ != nullptr) {
+    // 0 when kubelet's pod-resources socket is missing (a wrong devicePlugin.kubeletDir, say)
+    // or kubelet did not answer in time: the map then goes by the CNI's state alone.
+    out.single("rdmanet_pod_map_kubelet_answered", "gauge",
+               "1 when the last scrape cross-checked the map with kubelet's pod-resources API.",
+               read.kubelet_answered ? 1 : 0);
+  }
   out.single("rdmanet_pod_netns_read_errors", "gauge",
              "Pod namespaces the last scrape could not enter (pod gone, or no CAP_SYS_ADMIN): "
              "their devices have no counters.",

@@ -52,7 +52,12 @@ class PodMetrics {
   std::string render();
 
  private:
-  PodSnapshot snapshotLocked(CrossCheckResult& check);
+  // How the map's read went, for its gauges.
+  struct MapRead {
+    CrossCheckResult check{};
+    bool kubelet_answered = false;
+  };
+  PodSnapshot snapshotLocked(MapRead& read);
 
   PodMetricsOptions opts_;
   PodReaderDeps deps_;

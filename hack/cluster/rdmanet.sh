@@ -48,17 +48,14 @@ case $api in
   deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
   dra) values=$repo/manifests/values/sriov-dra.yaml ;;
 esac
-# The chart derives both device-plugins/ (a fixed path, /var/lib/kubelet/device-plugins, in
-# kubelet) and the DRA dirs plugins/ and plugins_registry/ (under kubelet's --root-dir) from
-# kubeletDir: each mode gets the dir where kubelet looks for it.
-chart_kubelet_dir=$kubelet_dir
-[[ $api == deviceplugin ]] && chart_kubelet_dir=${device_plugin_dir%/device-plugins}
+# kubelet's --root-dir holds pod-resources/ and the DRA dirs; device-plugins/ is at its fixed path.
 cat >"$state_dir/rdmanet-values.yaml" <<YAML
 api: $api
 image: {pullPolicy: Never}
 cni: {binDir: "$cni_bin"}
 devicePlugin:
-  kubeletDir: "$chart_kubelet_dir"
+  kubeletDir: "$kubelet_dir"
+  devicePluginDir: "$device_plugin_dir"
   cdi: {dir: "$cdi_dir"}
 # The simulated node's NICs (hack/topologies/default.json, netdevs prefixed "rc"): its
 # ConnectX-class VFs, whichever PF.

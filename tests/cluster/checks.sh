@@ -111,6 +111,22 @@ check_pf_link_health() {
   ok "PF $pf ($pfdev) down: $nvf VFs out ($((all - nvf)) left); up: $all again"
 }
 
+# The daemon's per-pod map (its /metrics, issue 24) under the real kubelet: POD holds PCI, and
+# the map was cross-checked with kubelet's pod-resources API (the chart's kubeletDir mount).
+pod_in_map() { # POD PCI
+  metrics | grep -Eq "^rdmanet_pod_device_info\{namespace=\"$ns\",pod=\"$1\",[^}]*device=\"$2\"[^}]*\} 1\$"
+}
+pod_gone_from_map() { # POD
+  local m
+  m=$(metrics) || return 1
+  ! grep -q "pod=\"$1\"" <<<"$m"
+}
+check_pod_in_map() { # POD PCI
+  wait_until 30 "$1 holding $2 in the daemon's pod map" pod_in_map "$1" "$2"
+  eq "rdmanet_pod_map_kubelet_answered" 1 "$(metric rdmanet_pod_map_kubelet_answered)"
+  ok "$1 holds $2 in the daemon's per-pod map, cross-checked with kubelet's pod-resources"
+}
+
 # Disruptions (issue 22, section 5).
 restart_kubelet() {
   stop_daemon kubelet 30

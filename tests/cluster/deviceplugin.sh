@@ -21,6 +21,7 @@ ok "kubelet registered rdma/vf: allocatable ${#vfs[@]} (${numa0} on NUMA node 0)
 workload_pod rdma-1 "cpu: 1, rdma/vf: 1" "$rdma_net" | kc apply -f - >/dev/null
 wait_pod_ready rdma-1
 check_dp_pod rdma-1
+check_pod_in_map rdma-1 "$(pod_env rdma-1 PCIDEVICE_RDMA_VF)"
 
 # --- 3. single-numa-node: kubelet reads one NUMA node from the real sysfs, the daemon reports
 # its VFs' nodes from the simulated one. Every NUMA-0 VF can be handed out; a NUMA-1 VF never
@@ -48,7 +49,8 @@ vf=$(pod_env rdma-1 PCIDEVICE_RDMA_VF)
 delete_pod rdma-1
 wait_until 30 "$vf's netdev back on the host" test -n "$(host_netdev_of "$vf")"
 [[ -n $(host_netdev_of "$vf") ]] || fail "$vf's netdev did not come back"
-ok "deleting the pod returned $vf to the host"
+wait_until 30 "rdma-1's series gone from /metrics" pod_gone_from_map rdma-1
+ok "deleting the pod returned $vf to the host and removed its series"
 
 # --- 3. A PF's link down makes its VFs Unhealthy: the node's allocatable drops, then recovers.
 check_pf_link_health allocatable_is "${#vfs[@]}"

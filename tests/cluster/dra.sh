@@ -114,7 +114,9 @@ dev=$(allocated nic-1 "$driver")
 eq "the VF of nic-1's claim" "$(slice_devices | awk -v d="$dev" '$1 == d {print $2}')" "$pci"
 check_eth1 nic-1 "$pci" no
 pod_exec nic-1 test -s "/var/run/rdmanet/$pci/rdmanet.env" || fail "nic-1 lacks its pod info"
+check_pod_in_map nic-1 "$pci"
 delete_claim_pod nic-1
+wait_until 30 "nic-1's series gone from /metrics" pod_gone_from_map nic-1
 wait_until 30 "$pci's netdev back on the host" test -n "$(host_netdev_of "$pci")"
 [[ -n $(host_netdev_of "$pci") ]] || fail "$pci's netdev did not come back"
 ok "a claim's VF $pci: CDI env, device nodes and pod info in the container, eth1 through Multus"
@@ -218,5 +220,56 @@ restart_case() { # NAME COMMAND...
 restart_case kubelet_restart restart_kubelet
 restart_case daemon_pod_deleted delete_daemon_pod
 restart_case containerd_restart restart_containerd
+
+# --- Issue 23 under the real kubelet: a reboot-like restart. The checkpoint is on disk, the CDI
+# dir is a tmpfs on most nodes: the daemon is SIGKILLed with its CDI specs gone. At start it
+# renders every checkpointed claim's spec again, so kubelet can recreate a container of a running
+# pod (containerd resolves its CDI devices at create); unpreparing then leaves nothing.
+RESTART_POLICY=Always claim_pod reboot "$nic_request" "" "$rdma_net"
+wait_pod_ready reboot
+reboot_vf=$(pod_env reboot PCIDEVICE_RDMA_VF)
+reboot_uid=$(kc -n "$ns" get pod reboot -o 'jsonpath={.metadata.uid}')
+claim_uid() {
+  kc -n "$ns" get resourceclaim "$(kc -n "$ns" get pod "$1" \
+    -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}')" -o 'jsonpath={.metadata.uid}'
+}
+spec_of() { echo "$cdi_dir/rdmanet.io-rdma_$(claim_uid "$1").json"; }
+reboot_spec=$(spec_of reboot)
+keep_spec=$(spec_of keep)
+[[ -s $reboot_spec && -s $keep_spec ]] || fail "no CDI spec for the running claims in $cdi_dir"
+daemon_restarts() {
+  kc -n rdmanet get pod -l app.kubernetes.io/component=node \
+    -o 'jsonpath={.items[0].status.containerStatuses[0].restartCount}'
+}
+restarts=$(daemon_restarts)
+daemon_back() {
+  [[ $(daemon_restarts) -gt $restarts ]] &&
+    [[ $(kc -n rdmanet get pod -l app.kubernetes.io/component=node \
+      -o 'jsonpath={.items[0].status.containerStatuses[0].ready}') == true ]]
+}
+start=$(date +%s%N)
+rm -f "$cdi_dir"/rdmanet.io-*.json
+pkill -KILL -f '^/usr/local/bin/rdmanet-device-plugin' || fail "no daemon process to kill"
+wait_until 120 "the daemon's container restarted and Ready" daemon_back
+specs_back() { [[ -s $reboot_spec && -s $keep_spec ]]; }
+wait_until 30 "the lost CDI specs rendered again" specs_back
+note respec_ms_dra_reboot_like $((($(date +%s%N) - start) / 1000000))
+# Kubelet recreates reboot's container with the claim's CDI devices.
+container_restarts() {
+  kc -n "$ns" get pod reboot -o 'jsonpath={.status.containerStatuses[0].restartCount}'
+}
+cid=$(crictl ps -q --name main --label "io.kubernetes.pod.uid=$reboot_uid")
+[[ -n $cid ]] || fail "no container of reboot in containerd"
+crictl stop --timeout 1 "$cid" >/dev/null
+recreated() { [[ $(container_restarts) -ge 1 ]] && pod_ready reboot; }
+wait_until 120 "reboot's container recreated and Ready" recreated
+eq "reboot's VF after its container was recreated" "$reboot_vf" \
+  "$(check_rdma_container reboot PCIDEVICE_RDMA_VF)"
+check_pod_kept_eth1 reboot
+delete_claim_pod reboot
+gone() { [[ ! -e $reboot_spec && ! -e /var/run/rdmanet/dra-devices/$reboot_uid ]]; }
+wait_until 30 "reboot's CDI spec and pod records removed" gone
+ok "daemon killed with its CDI specs gone: specs rendered again, a container recreated with \
+its devices, unprepare left nothing"
 delete_claim_pod keep
 ok "DRA mode under the real cluster"

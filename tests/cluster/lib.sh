@@ -123,6 +123,8 @@ host_netdev_of() {
 # The daemon's /metrics (hostNetwork, the chart's metricsPort).
 metrics() { curl -fsS --max-time 5 "http://$node_ip:9109/metrics"; }
 metric() { metrics | awk -v m="$1" '$1 == m {print $2}'; }
+# crictl against the cluster's containerd.
+crictl() { "$(bin_dir cri-tools)/crictl" --runtime-endpoint "unix://$containerd_sock" "$@"; }
 
 # The rdmanet network of the chart's values (hack/cluster/rdmanet.sh), as eth1.
 rdma_net="k8s.v1.cni.cncf.io/networks: rdmanet/rdma-vf@eth1"
@@ -130,7 +132,7 @@ rdma_net="k8s.v1.cni.cncf.io/networks: rdmanet/rdma-vf@eth1"
 # workload_pod NAME LIMITS [ANNOTATIONS] [CLAIM_TEMPLATE]: a Guaranteed pod (requests = limits)
 # of the workload image that sleeps. LIMITS: the container's extra limits, e.g. "cpu: 1,
 # rdma/vf: 1"; ANNOTATIONS: a flow map's entries; CLAIM_TEMPLATE: a ResourceClaimTemplate whose
-# claim the container uses.
+# claim the container uses. RESTART_POLICY (default Never) is the pod's restartPolicy.
 workload_pod() {
   local claims=
   [[ -z ${4:-} ]] || claims="claims: [{name: devs}]"
@@ -143,7 +145,7 @@ metadata:
   annotations: {${3:-}}
 spec:
   terminationGracePeriodSeconds: 1
-  restartPolicy: Never
+  restartPolicy: ${RESTART_POLICY:-Never}
   ${4:+resourceClaims: [{name: devs, resourceClaimTemplateName: $4\}]}
   containers:
     - name: main

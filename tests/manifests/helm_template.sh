@@ -67,6 +67,18 @@ case $what in
     sum() { sed -n 's/.*checksum\/config: //p' "$1"; }
     [[ $(sum "$tmp/d.yaml") != "$(sum "$tmp/c.yaml")" ]] || die "checksum ignores a pool change"
     [[ $(sum "$tmp/d.yaml") == "$(sum "$tmp/e.yaml")" ]] || die "checksum changes with a network"
+
+    # Another kubelet root dir in device-plugin mode: pod-resources follows it, device-plugins
+    # stays at kubelet's fixed path unless devicePluginDir says otherwise.
+    render "$tmp/k0s.yaml" --set devicePlugin.kubeletDir=/var/lib/k0s/kubelet
+    "${check[@]}" "$tmp/k0s.yaml" --api deviceplugin
+    grep -qx -- ' *path: /var/lib/kubelet/device-plugins' "$tmp/k0s.yaml" ||
+      die "device-plugins does not stay at kubelet's fixed path when kubeletDir moves"
+    grep -qx -- ' *path: /var/lib/k0s/kubelet/pod-resources' "$tmp/k0s.yaml" ||
+      die "pod-resources does not follow kubeletDir"
+    render "$tmp/dpdir.yaml" --set devicePlugin.devicePluginDir=/opt/kubelet/device-plugins
+    grep -qx -- ' *path: /opt/kubelet/device-plugins' "$tmp/dpdir.yaml" ||
+      die "devicePluginDir is not the device-plugins hostPath"
     ;;
   dra)
     render "$tmp/a.yaml" --set api=dra

@@ -265,8 +265,28 @@ TEST_F(PodMetricsTest, ARestartedDaemonShowsTheSameMap) {
 class StaticKubelet final : public KubeletPodSource {
  public:
   std::vector<KubeletPod> pods;
-  Result<std::vector<KubeletPod>> list() override { return pods; }
+  bool answers = true;
+  Result<std::vector<KubeletPod>> list() override {
+    if (!answers) return makeError(ErrorCode::kTryAgainLater, "no kubelet pod-resources socket");
+    return pods;
+  }
 };
+
+TEST_F(PodMetricsTest, TheMapSaysWhetherKubeletAnsweredItsCrossCheck) {
+  save(sriov("c0", "trainer-0", 1));
+  StaticKubelet kubelet;
+  kubelet.pods = {{"ml", "trainer-0", {node_.vf(0, 1).str()}}};
+  PodMetrics metrics({.state_dir = state_}, deps(), &kubelet);
+  EXPECT_TRUE(hasLine(metrics.render(), "rdmanet_pod_map_kubelet_answered 1"));
+  kubelet.answers = false;
+  const std::string text = metrics.render();
+  EXPECT_TRUE(hasLine(text, "rdmanet_pod_map_kubelet_answered 0"));
+  // The CNI's state stands alone: the pod keeps its series.
+  EXPECT_NE(text.find("pod=\"trainer-0\""), std::string::npos);
+  // No source configured: no gauge claims anything about kubelet.
+  EXPECT_EQ(PodMetrics({.state_dir = state_}, deps()).render().find("kubelet_answered"),
+            std::string::npos);
+}
 
 TEST_F(PodMetricsTest, KubeletsPodResourcesDropAStaleAttachment) {
   save(sriov("old", "trainer-0", 1));
