@@ -34,6 +34,15 @@ for s in json.load(sys.stdin)["items"]:
 ' "$driver" "$node_name"
 }
 slice_count_is() { [[ $(slice_devices | wc -l) == "$1" ]]; }
+# slice_uids: the UIDs of rdmanet's slices for this node, sorted, one a line.
+slice_uids() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+driver, node = sys.argv[1], sys.argv[2]
+print("\n".join(sorted(s["metadata"]["uid"] for s in json.load(sys.stdin)["items"]
+                       if s["spec"]["driver"] == driver and s["spec"].get("nodeName") == node)))
+' "$driver" "$node_name"
+}
 wait_until 60 "${#vfs[@]} devices in rdmanet's ResourceSlices" slice_count_is "${#vfs[@]}"
 # Every device's pcieRoot is its function's root in the simulated node's topology.
 while read -r dev pci root _; do
@@ -196,15 +205,27 @@ wait_pod_ready keep
 kept=$(pod_env keep PCIDEVICE_RDMA_VF)
 probe=0
 slices_exact() { slice_count_is "${#vfs[@]}" && tainted_count_is 0; }
-restart_case() { # NAME COMMAND...
-  local name=$1 start
-  shift
+# republished BEFORE: every slice is new (none of BEFORE's UIDs is left) and they are exact.
+republished() {
+  local now
+  now=$(slice_uids) || return 1
+  [[ -n $now && -z $(comm -12 <(echo "$1") <(echo "$now")) ]] && slices_exact
+}
+restart_case() { # NAME wiped|kept COMMAND...
+  local name=$1 wiped=$2 start before
+  shift 2
+  before=$(slice_uids)
   start=$(date +%s%N)
   "$@"
   # Kubelet deletes the node's ResourceSlices of every driver when it starts (its DRA plugin
   # manager, so that nothing is scheduled to a driver that may not come back): the daemon
-  # publishes them again when kubelet registers it again.
-  wait_until 60 "rdmanet's slices exact after $name" slices_exact
+  # publishes them again when kubelet registers it again. After a kubelet restart, exact slices
+  # must be new ones, or the check could pass before kubelet's wipe.
+  if [[ $wiped == wiped ]]; then
+    wait_until 60 "rdmanet's slices wiped by kubelet and exact again after $name" republished "$before"
+  else
+    wait_until 60 "rdmanet's slices exact after $name" slices_exact
+  fi
   note "slices_exact_ms_dra_$name" $((($(date +%s%N) - start) / 1000000))
   probe=$((probe + 1))
   claim_pod "probe-$probe" "$nic_request"
@@ -217,9 +238,9 @@ restart_case() { # NAME COMMAND...
   slices_exact || fail "rdmanet's slices after $name and a claim: $(slice_devices | wc -l)"
   ok "$name: keep kept its VF and eth1, the slices are exact, a new claim was prepared"
 }
-restart_case kubelet_restart restart_kubelet
-restart_case daemon_pod_deleted delete_daemon_pod
-restart_case containerd_restart restart_containerd
+restart_case kubelet_restart wiped restart_kubelet
+restart_case daemon_pod_deleted kept delete_daemon_pod
+restart_case containerd_restart kept restart_containerd
 
 # --- Issue 23 under the real kubelet: a reboot-like restart. The checkpoint is on disk, the CDI
 # dir is a tmpfs on most nodes: the daemon is SIGKILLed with its CDI specs gone. At start it
