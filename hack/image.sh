@@ -29,6 +29,8 @@ die() {
   echo "image: $*" >&2
   exit 1
 }
+# shellcheck source=hack/lib/oci.sh
+. "$repo/hack/lib/oci.sh"
 
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' manifests/helm/rdmanet/Chart.yaml)
 tag=rdmanet:$version out='' rootfs_only=''
@@ -126,42 +128,11 @@ if [[ -n $rootfs_only ]]; then
 fi
 
 # --- 4. the OCI archive ---------------------------------------------------------------------------
-# One layer, reproducible: sorted names, numeric root ownership, a fixed mtime, gzip without name.
-oci=$work/oci
-mkdir -p "$oci/blobs/sha256"
-blob() { # FILE -> moves it into blobs, prints "<digest> <size>"
-  local d s
-  d=$(sha256sum "$1" | cut -d' ' -f1)
-  s=$(stat -c %s "$1")
-  mv "$1" "$oci/blobs/sha256/$d"
-  echo "$d $s"
-}
-tar -C "$root" --sort=name --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$work/layer.tar" .
-diff_id=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
-gzip -n -9 "$work/layer.tar"
-read -r layer layer_size < <(blob "$work/layer.tar.gz")
-cat >"$work/config.json" <<EOF
-{"architecture":"amd64","os":"linux","created":"1970-01-01T00:00:00Z",
- "config":{"Entrypoint":["/usr/local/bin/rdmanet-device-plugin"],"Env":["PATH=/usr/local/bin"],
-  "Labels":{"org.opencontainers.image.title":"rdmanet","org.opencontainers.image.version":"$version"}},
- "rootfs":{"type":"layers","diff_ids":["sha256:$diff_id"]},"history":[{"created_by":"hack/image.sh"}]}
-EOF
-read -r config config_size < <(blob "$work/config.json")
-cat >"$work/manifest.json" <<EOF
-{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",
- "config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:$config","size":$config_size},
- "layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar+gzip","digest":"sha256:$layer","size":$layer_size}]}
-EOF
-read -r manifest manifest_size < <(blob "$work/manifest.json")
-cat >"$oci/index.json" <<EOF
-{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json",
- "digest":"sha256:$manifest","size":$manifest_size,
- "annotations":{"org.opencontainers.image.ref.name":"$tag"}}]}
-EOF
-echo '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
-mkdir -p "$(dirname "$out")"
-tar -C "$oci" --sort=name --numeric-owner --owner=0 --group=0 --mtime=@0 -cf "$out.tmp" .
-mv "$out.tmp" "$out"
+# One layer, reproducible (hack/lib/oci.sh); podman names the image by its ref.name: NAME:TAG.
+archived=$(oci_archive "$root" "$out" --ref "$tag" --env PATH=/usr/local/bin --gzip 9 \
+  --label org.opencontainers.image.title=rdmanet --label "org.opencontainers.image.version=$version" \
+  --created-by hack/image.sh -- /usr/local/bin/rdmanet-device-plugin)
+read -r manifest layer_size <<<"$archived"
 echo "image: $(du -sh "$root" | cut -f1) unpacked, layer $((layer_size / 1024)) KiB compressed," \
   "manifest sha256:$manifest" >&2
 

@@ -8,23 +8,23 @@
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=hack/cluster/oci.sh
-. "$cluster_dir/oci.sh"
+# shellcheck source=hack/lib/oci.sh
+. "$repo/hack/lib/oci.sh"
 
 ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
 mkdir -p "$cache_dir/images"
 
-key=$(sha256sum "$cluster_dir/pause.c" "$cluster_dir/oci.sh" | sha256sum | cut -c1-16)
+key=$(sha256sum "$cluster_dir/pause.c" "$repo/hack/lib/oci.sh" | sha256sum | cut -c1-16)
 pause_tar=$cache_dir/images/pause-$key.oci.tar
 if [[ ! -f $pause_tar ]]; then
   root=$(mktemp -d)
   gcc -static -Os -s -o "$root/pause" "$cluster_dir/pause.c"
-  oci_archive "$root" "$pause_tar" "$pause_image" /pause
+  oci_archive "$root" "$pause_tar" --name "$pause_image" -- /pause >/dev/null
   rm -rf "$root"
 fi
 
 workload_pkgs=iproute2,ibverbs-utils,rdmacm-utils,perftest,busybox-static,ibverbs-providers
-key=$(echo "$workload_pkgs" | cat - "$cluster_dir/oci.sh" "$0" | sha256sum | cut -c1-16)
+key=$(echo "$workload_pkgs" | cat - "$repo/hack/lib/oci.sh" "$0" | sha256sum | cut -c1-16)
 workload_tar=$cache_dir/images/workload-$key.oci.tar
 if [[ ! -f $workload_tar ]]; then
   say "building the workload image from Debian's packages"
@@ -33,11 +33,12 @@ if [[ ! -f $workload_tar ]]; then
   mmdebstrap --quiet --variant=extract --include="$workload_pkgs" --mode=root bookworm "$root" \
     "${RDMANET_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2
   # busybox's applets as links, since no maintainer script ran, in a dir of their own that comes
-  # last on PATH (oci.sh): iproute2's ip, not busybox's.
+  # last on PATH: iproute2's ip, not busybox's.
   mkdir -p "$root/usr/local/busybox"
   chroot "$root" /bin/busybox --install -s /usr/local/busybox
   rm -rf "$root"/usr/share/{doc,man,locale,info} "$root"/var/cache/apt "$root"/var/lib/apt/lists
-  oci_archive "$root" "$workload_tar" "$workload_image" /usr/local/busybox/sh
+  oci_archive "$root" "$workload_tar" --name "$workload_image" --env "$workload_path" \
+    -- /usr/local/busybox/sh >/dev/null
   rm -rf "$root"
 fi
 

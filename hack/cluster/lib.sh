@@ -74,6 +74,8 @@ etcd_peer_port=23800
 # docker.io/library/NAME, so imports carry full names.
 pause_image=rdmanet.local/pause:1
 workload_image=rdmanet.local/workload:1
+# The PATH of the images built here: busybox's applets last, after iproute2's ip.
+workload_path=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/usr/local/busybox
 # Fixed host paths that Multus, rdmanet and containerd's shims (their sockets) use: up.sh notes
 # which of them it made, for down.sh.
 # /var/lib/cni/results is libcni's cache, which containerd's CRI does not let us move. Kubelet's

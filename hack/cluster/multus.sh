@@ -17,15 +17,15 @@
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
-# shellcheck source=hack/cluster/oci.sh
-. "$cluster_dir/oci.sh"
+# shellcheck source=hack/lib/oci.sh
+. "$repo/hack/lib/oci.sh"
 
 read -r ver _ < <(versions_line multus)
 bin=$(bin_dir multus)
 image=rdmanet.local/multus:$ver
 install -m 0755 "$bin/multus-shim" "$cni_bin/multus-shim"
 
-tar=$cache_dir/images/multus-$ver-$(sha256sum "$bin/multus-daemon" "$cluster_dir/oci.sh" "$0" |
+tar=$cache_dir/images/multus-$ver-$(sha256sum "$bin/multus-daemon" "$repo/hack/lib/oci.sh" "$0" |
   sha256sum | cut -c1-16).oci.tar
 if [[ ! -f $tar ]]; then
   root=$(mktemp -d)
@@ -37,7 +37,8 @@ if [[ ! -f $tar ]]; then
   # without the link every pod's network-status lacked its device-info.
   mkdir -p "$root/var" "$root/run"
   ln -s ../run "$root/var/run"
-  oci_archive "$root" "$tar" "$image" /usr/src/multus-cni/bin/multus-daemon
+  oci_archive "$root" "$tar" --name "$image" --env "$workload_path" \
+    -- /usr/src/multus-cni/bin/multus-daemon >/dev/null
   rm -rf "$root"
 fi
 "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io images import --local --index-name "$image" "$tar" >/dev/null
