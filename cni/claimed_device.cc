@@ -75,8 +75,8 @@ Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& sto
     return okStatus();
   }
   std::set<std::string> taken;
-  for (const AttachmentState& st : store.list()) {
-    if (st.container_id != env.container_id || st.pci.empty()) continue;
+  for (const AttachmentState& st : store.listContainer(env.container_id)) {
+    if (st.pci.empty()) continue;
     if (st.ifname == env.ifname) {
       if (env.command == Command::kCheck) {
         RDMANET_ASSIGN_OR_RETURN(conf.device_id, PciAddress::parse(st.pci));

@@ -99,12 +99,25 @@ Status StateStore::remove(const std::string& container_id, const std::string& if
   return okStatus();
 }
 
-std::vector<AttachmentState> StateStore::list() const {
+std::vector<AttachmentState> StateStore::list() const { return listMatching(""); }
+
+std::vector<AttachmentState> StateStore::listContainer(const std::string& container_id) const {
+  std::vector<AttachmentState> out = listMatching(container_id + "_");
+  // The prefix also matches ids that extend this one past a '_'.
+  std::erase_if(out, [&](const AttachmentState& st) { return st.container_id != container_id; });
+  return out;
+}
+
+std::vector<AttachmentState> StateStore::listMatching(const std::string& prefix) const {
   std::vector<AttachmentState> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
     const fs::path& p = it->path();
-    if (p.extension() != ".json" || !it->is_regular_file(ec)) continue;
+    // Names are matched before anything is read: a lookup costs one directory listing.
+    if (p.extension() != ".json" || !p.filename().string().starts_with(prefix) ||
+        !it->is_regular_file(ec)) {
+      continue;
+    }
     auto text = readSmallFile(p);
     if (!text.ok() || !text->has_value()) continue;
     auto doc = parseJson(**text, kStateLimits);

@@ -42,6 +42,8 @@ class StateStore {
   Status remove(const std::string& container_id, const std::string& ifname) const;
   // Every attachment with state (GC), sorted. Unreadable files are skipped.
   std::vector<AttachmentState> list() const;
+  // The attachments of one container (its other networks), sorted; reads only its files.
+  std::vector<AttachmentState> listContainer(const std::string& container_id) const;
 
   // Small JSON documents by relative path ("vlan/ens1f0.100.json"); nullopt if absent.
   Result<std::optional<nlohmann::json>> readDoc(const std::string& rel) const;
@@ -56,6 +58,7 @@ class StateStore {
 
  private:
   std::filesystem::path fileFor(const std::string& container_id, const std::string& ifname) const;
+  std::vector<AttachmentState> listMatching(const std::string& prefix) const;
   std::filesystem::path dir_;
   mutable bool ensured_ = false;  // the tree exists (checked once per process)
 };

@@ -76,6 +76,27 @@ TEST_F(StateTest, RecordsThePodAndPriorityOfAnAttachmentForTheDaemonsPodMap) {
   EXPECT_EQ((*back)->priority, 3);
 }
 
+TEST_F(StateTest, ListsOneContainersAttachments) {
+  auto save = [&](const std::string& cid, const std::string& ifname) {
+    AttachmentState st;
+    st.container_id = cid;
+    st.ifname = ifname;
+    st.mode = Mode::kHostDevice;
+    ASSERT_TRUE(store_.save(st).ok());
+  };
+  save("c1", "net1");
+  save("c1", "net2");
+  save("c1_x", "net1");  // an id the prefix "c1_" also matches
+  save("c2", "net1");
+  std::ofstream(store_.dir() / "c9_net1.json") << "{not json";
+  const auto got = store_.listContainer("c1");
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].ifname, "net1");
+  EXPECT_EQ(got[1].ifname, "net2");
+  EXPECT_TRUE(store_.listContainer("c3").empty());
+  EXPECT_EQ(store_.list().size(), 4u);  // c9's corrupt file is skipped
+}
+
 TEST_F(StateTest, TightensAnExistingDirectoryTo0700) {
   fs::create_directories(store_.dir());
   fs::permissions(store_.dir(), fs::perms::all);
