@@ -28,9 +28,9 @@
 #include "deviceplugin/daemon/front.h"
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/dra_device.h"
-#include "deviceplugin/dra/grpc_dra_server.h"
+#include "deviceplugin/dra/kubelet/grpc_dra_server.h"
+#include "deviceplugin/dra/kubelet/prepare.h"
 #include "deviceplugin/dra/node_devices.h"
-#include "deviceplugin/dra/prepare.h"
 
 namespace rdmanet::dp {
 
