@@ -1,6 +1,6 @@
 #pragma once
 // DraFront: kubelet's Dynamic Resource Allocation API (dra v1) over the core's pools, the second
-// Front (daemon/front.h) beside the device-plugin one.
+// Front (front/front.h) beside the device-plugin one.
 //
 // - Registration: pluginregistration.Registration on
 // <kubelet-dir>/plugins_registry/<driver>-reg.sock
@@ -25,24 +25,15 @@
 #include <string>
 
 #include "common/os/watch.h"
-#include "deviceplugin/daemon/front.h"
 #include "deviceplugin/dra/claim_reader.h"
+#include "deviceplugin/dra/device_publisher.h"
 #include "deviceplugin/dra/dra_device.h"
 #include "deviceplugin/dra/kubelet/grpc_dra_server.h"
 #include "deviceplugin/dra/kubelet/prepare.h"
 #include "deviceplugin/dra/node_devices.h"
+#include "deviceplugin/front/front.h"
 
 namespace rdmanet::dp {
-
-// Where the desired devices go to be published as ResourceSlices (the API-server side of DRA).
-class DevicePublisher {
- public:
-  virtual ~DevicePublisher() = default;
-  // Called on the loop's thread after every change; must not block (publish on its own thread).
-  // `allow_multiple_allocations`: shareable devices may be allocated to many claims (KEP-5075).
-  virtual void publish(std::shared_ptr<const DeviceSnapshot> inv,
-                       bool allow_multiple_allocations) = 0;
-};
 
 struct DraFrontOptions {
   std::filesystem::path kubelet_dir = "/var/lib/kubelet";

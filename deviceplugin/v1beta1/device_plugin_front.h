@@ -21,7 +21,7 @@
 #include <string>
 
 #include "common/os/watch.h"
-#include "deviceplugin/daemon/front.h"
+#include "deviceplugin/front/front.h"
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/pools/resource_pool.h"
 #include "deviceplugin/v1beta1/endpoint.h"

@@ -34,7 +34,7 @@
 #include "common/base/sysfs.h"
 #include "common/kube/client.h"
 #include "deviceplugin/dra/apiserver/slice_publisher.h"
-#include "deviceplugin/dra/dra_front.h"
+#include "deviceplugin/dra/device_publisher.h"
 
 namespace rdmanet::dp {
 
