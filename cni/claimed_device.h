@@ -4,10 +4,11 @@
 // Multus hands rdmanet a claim's device only from v4.3.1 on; before it, a pod whose VF came
 // from a ResourceClaim gets no deviceID. The device plugin's DRA front records, when kubelet
 // prepares the pod's claims (before the sandbox, so before this ADD), each pod's claimed
-// devices under <draDevicesDir>/<pod UID>/<claim UID>.json (deviceplugin/dra/pod_devices.h).
-// A network names its pool (resourceName, e.g. "rdma/vf"); its device is the first of that pool
-// in the pod's records (claims by UID, devices in allocation order) that another attachment of
-// the same sandbox has not taken: a pod with two rdmanet networks of one pool gets two devices.
+// devices under <draDevicesDir>/<pod UID>/<claim UID>.json
+// (deviceplugin/dra/kubelet/pod_devices.h). A network names its pool (resourceName, e.g.
+// "rdma/vf"); its device is the first of that pool in the pod's records (claims by UID, devices in
+// allocation order) that another attachment of the same sandbox has not taken: a pod with two
+// rdmanet networks of one pool gets two devices.
 
 #include <set>
 #include <string>

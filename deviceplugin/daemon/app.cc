@@ -20,7 +20,7 @@
 #include "deviceplugin/daemon/pod_resources.h"
 #include "deviceplugin/daemon/probes.h"
 #include "deviceplugin/daemon/subcommands.h"
-#include "deviceplugin/dra/slice_metrics.h"
+#include "deviceplugin/dra/apiserver/slice_metrics.h"
 #include "deviceplugin/logging.h"
 #include "deviceplugin/v1beta1/device_plugin_front.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // Daemon: the node daemon's event loop. One thread polls every event source, keeps the core
 // (NodePools: inventory, health inputs, pools) current and hands the pools to the front (the
-// device-plugin API or DRA, daemon/front.h); gRPC handler threads and workers only talk to it
+// device-plugin API or DRA, front/front.h); gRPC handler threads and workers only talk to it
 // through the front's queues and ResourcePool.
 //
 // What it reacts to, and how fast:
@@ -34,8 +34,8 @@
 #include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/os/watch.h"
-#include "deviceplugin/daemon/front.h"
 #include "deviceplugin/daemon/link_source.h"
+#include "deviceplugin/front/front.h"
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/node_pools.h"
 

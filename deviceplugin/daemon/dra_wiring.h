@@ -10,9 +10,9 @@
 
 #include "common/kube/client.h"
 #include "deviceplugin/daemon/flags.h"
+#include "deviceplugin/dra/apiserver/kube_claim_reader.h"
+#include "deviceplugin/dra/apiserver/slice_worker.h"
 #include "deviceplugin/dra/dra_front.h"
-#include "deviceplugin/dra/kube_claim_reader.h"
-#include "deviceplugin/dra/slice_worker.h"
 
 namespace rdmanet::dp {
 

@@ -38,8 +38,8 @@ struct Flags {
   std::string node_name{};             // empty: $NODE_NAME (the daemon fails without either)
   std::filesystem::path kubeconfig{};  // empty: in-cluster service account
   bool dra_allow_multiple_allocations = false;  // shared pools' PFs: KEP-5075
-  // Where prepare records each pod's claimed devices for the CNI (dra/pod_devices.h); none when
-  // empty.
+  // Where prepare records each pod's claimed devices for the CNI (dra/kubelet/pod_devices.h); none
+  // when empty.
   std::filesystem::path dra_pod_devices_dir{};
 };
 

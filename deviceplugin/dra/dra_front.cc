@@ -1,7 +1,6 @@
 #include "deviceplugin/dra/dra_front.h"
 
 #include <fmt/format.h>
-#include <sys/inotify.h>
 
 #include <algorithm>
 #include <array>
@@ -16,9 +15,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr uint32_t kDirMask =
-    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
-constexpr auto kRewatch = 500ms;
+// The watched directories, by their index in dirs_.
+constexpr size_t kRegistryDir = 0;
+constexpr size_t kPluginDir = 1;
 constexpr auto kRefusedRetry = 1000ms;
 // Kubelet deletes every ResourceSlice of its node when it starts, once it can read its Node
 // (pkg/kubelet/cm/dra/plugin: wipeResourceSlices, retried after 1, 2, 4, 8 s), which may come
@@ -43,7 +42,11 @@ DraFront::DraFront(DraFrontOptions opts, DraFrontDeps deps)
                  .cdi_dir = opts_.cdi_dir,
                  .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json",
                  .pod_devices_dir = opts_.pod_devices_dir},
-                *deps.claims, state_) {}
+                *deps.claims, state_),
+      dirs_({{.path = opts_.kubelet_dir / "plugins_registry"},
+             // Kubelet makes only the registry; the plugin dir is ours to make again.
+             {.path = opts_.kubelet_dir / "plugins" / opts_.driver, .ours = true}},
+            *deps.clock) {}
 
 DraFront::~DraFront() { stop(); }
 
@@ -64,16 +67,13 @@ Status DraFront::start() {
     return makeError(ErrorCode::kIoFailure,
                      fmt::format("prepared-claims checkpoint: {}", st.error().msg));
   }
-  RDMANET_ASSIGN_OR_RETURN(Inotify in, Inotify::open());
-  inotify_.emplace(std::move(in));
   RDMANET_ASSIGN_OR_RETURN(Wakeup w, Wakeup::open());
   notified_.emplace(std::move(w));
   std::error_code ec;
-  // Kubelet creates both; be there first if need be. Only root (kubelet) needs our dir.
-  fs::create_directories(registryDir(), ec);
+  // Only root (kubelet) needs our dir.
   fs::create_directories(pluginDir(), ec);
   fs::permissions(pluginDir(), fs::perms::owner_all, ec);
-  watchDirs();
+  RDMANET_RETURN_IF_ERROR(dirs_.start());
   logger(Component::kKubelet)
       ->info("DRA driver {} on node {}: {} prepared claim(s) in the checkpoint", opts_.driver,
              opts_.node, preparer_.preparedCount());
@@ -95,19 +95,6 @@ void DraFront::stop() {
   if (dra_) dra_->stop();
   dra_.reset();
   registered_ = false;
-}
-
-void DraFront::watchDirs() {
-  auto r = inotify_->watch(registryDir(), kDirMask);
-  auto p = inotify_->watch(pluginDir(), kDirMask);
-  registry_wd_ = r.ok() ? *r : -1;
-  plugin_wd_ = p.ok() ? *p : -1;
-  if (registry_wd_ < 0 || plugin_wd_ < 0) {
-    rewatch_at_ = deps_.clock->now() + kRewatch;
-  } else {
-    rewatch_at_.reset();
-    waiting_logged_ = false;
-  }
 }
 
 void DraFront::serveRegistration() {
@@ -149,47 +136,34 @@ void DraFront::serveDra() {
 
 std::vector<int> DraFront::fds() const {
   std::vector<int> out;
-  if (inotify_) out.push_back(inotify_->fd());
+  if (dirs_.fd() >= 0) out.push_back(dirs_.fd());
   if (notified_) out.push_back(notified_->fd());
   return out;
 }
 
 void DraFront::onReadable(int fd) {
-  if (inotify_ && fd == inotify_->fd()) {
-    onDirEvents(inotify_->drain());
+  if (fd >= 0 && fd == dirs_.fd()) {
+    onDirEvents(dirs_.onReadable());
   } else if (notified_ && fd == notified_->fd()) {
     notified_->clear();
     onNotifications();
   }
 }
 
-void DraFront::onDirEvents(const std::vector<Inotify::Event>& evs) {
+void DraFront::onDirEvents(const std::vector<KubeletDirWatcher::Event>& evs) {
+  using Kind = KubeletDirWatcher::Event::Kind;
   auto log = logger(Component::kKubelet);
   bool reserve_reg = false, reserve_dra = false;
   for (const auto& e : evs) {
-    const bool registry = e.wd == registry_wd_ && registry_wd_ >= 0;
-    const bool plugin = e.wd == plugin_wd_ && plugin_wd_ >= 0;
-    if (!registry && !plugin) continue;
-    if (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-      log->warn("{} vanished (kubelet restart?); waiting for it to come back",
-                (registry ? registryDir() : pluginDir()).string());
-      // Both watches are set up again together once both directories are there.
-      if (registry_wd_ >= 0) inotify_->unwatch(registry_wd_);
-      if (plugin_wd_ >= 0) inotify_->unwatch(plugin_wd_);
-      registry_wd_ = plugin_wd_ = -1;
-      registered_ = false;
-      rewatch_at_ = deps_.clock->now() + kRewatch;
+    if (e.kind == Kind::kVanished) {
+      registered_ = false;  // both sockets are served again once both dirs are back (runTimers)
       return;
     }
-    if (e.mask & (IN_CREATE | IN_MOVED_TO)) continue;
-    std::error_code ec;
-    if (registry && applied_ && e.name == registrySocket().filename() &&
-        !fs::exists(registrySocket(), ec)) {
+    if (e.kind != Kind::kRemoved) continue;
+    if (e.dir == kRegistryDir && applied_ && e.name == registrySocket().filename()) {
       reserve_reg = true;
     }
-    if (plugin && e.name == draSocket().filename() && !fs::exists(draSocket(), ec)) {
-      reserve_dra = true;
-    }
+    if (e.dir == kPluginDir && e.name == draSocket().filename()) reserve_dra = true;
   }
   if (reserve_dra) {
     log->info("{} was removed: serving it again", draSocket().string());
@@ -246,14 +220,13 @@ void DraFront::republish() {
 
 std::optional<Clock::time_point> DraFront::nextDeadline() const {
   std::optional<Clock::time_point> next;
-  for (const auto& t : {rewatch_at_, reserve_at_, republish_at_}) {
+  for (const auto& t : {dirs_.nextDeadline(), reserve_at_, republish_at_}) {
     if (t && (!next || *t < *next)) next = t;
   }
   return next;
 }
 
 void DraFront::runTimers(Clock::time_point now) {
-  auto log = logger(Component::kKubelet);
   if (republish_at_ && *republish_at_ <= now) {
     republish();
     const auto since = kRepublishAfter[republishes_done_];
@@ -263,26 +236,9 @@ void DraFront::runTimers(Clock::time_point now) {
       republish_at_.reset();
     }
   }
-  if (rewatch_at_ && *rewatch_at_ <= now) {
-    rewatch_at_.reset();
-    std::error_code ec;
-    if (fs::is_directory(registryDir(), ec) && fs::is_directory(pluginDir(), ec)) {
-      watchDirs();
-      if (registry_wd_ >= 0) {
-        log->info("{} is back: serving the sockets again", registryDir().string());
-        serveDra();
-        if (applied_) serveRegistration();
-      }
-    } else {
-      if (!waiting_logged_) {
-        log->info("{} still absent; checking again every {} ms", registryDir().string(),
-                  kRewatch.count());
-        waiting_logged_ = true;
-      }
-      // The plugin dir is ours: when only the registry came back, make ours again.
-      if (fs::is_directory(registryDir(), ec)) fs::create_directories(pluginDir(), ec);
-      rewatch_at_ = now + kRewatch;
-    }
+  if (dirs_.runTimers(now)) {
+    serveDra();
+    if (applied_) serveRegistration();
   }
   if (reserve_at_ && *reserve_at_ <= now) {
     reserve_at_.reset();

@@ -1,15 +1,16 @@
 #pragma once
 // DraFront: kubelet's Dynamic Resource Allocation API (dra v1) over the core's pools, the second
-// Front (daemon/front.h) beside the device-plugin one.
+// Front (front/front.h) beside the device-plugin one.
 //
 // - Registration: pluginregistration.Registration on
 // <kubelet-dir>/plugins_registry/<driver>-reg.sock
 //   (GetInfo: type DRAPlugin, the driver name, endpoint <kubelet-dir>/plugins/<driver>/dra.sock,
 //   versions ["v1.DRAPlugin"]). ready() once kubelet's NotifyRegistrationStatus said registered.
 //   A refusal is logged and the socket served again after 1 s, so the plugin watcher retries.
-// - Kubelet restarts: the registry and plugin directories are watched (inotify). Our socket
-//   deleted is served again at once; a directory that vanished is checked for every 500 ms and,
-//   once back, the sockets are served again in it (the watcher registers new sockets).
+// - Kubelet restarts: the registry and plugin directories are watched
+//   (front/kubelet_dir_watcher.h). Our socket deleted is served again at once; a directory that
+//   vanished is checked for every 500 ms and, once back, the sockets are served again in it
+//   (kubelet's plugin watcher registers new sockets).
 // - DRAPlugin and DRAResourceHealth on dra.sock (grpc_dra_server.h): prepare through
 //   ClaimPreparer, health streams from DeviceState.
 // - apply(): the pools become DRA devices (dra_devices.h) in a new DeviceState version when
@@ -25,24 +26,16 @@
 #include <string>
 
 #include "common/os/watch.h"
-#include "deviceplugin/daemon/front.h"
 #include "deviceplugin/dra/claim_reader.h"
+#include "deviceplugin/dra/device_publisher.h"
 #include "deviceplugin/dra/dra_device.h"
-#include "deviceplugin/dra/grpc_dra_server.h"
+#include "deviceplugin/dra/kubelet/grpc_dra_server.h"
+#include "deviceplugin/dra/kubelet/prepare.h"
 #include "deviceplugin/dra/node_devices.h"
-#include "deviceplugin/dra/prepare.h"
+#include "deviceplugin/front/front.h"
+#include "deviceplugin/front/kubelet_dir_watcher.h"
 
 namespace rdmanet::dp {
-
-// Where the desired devices go to be published as ResourceSlices (the API-server side of DRA).
-class DevicePublisher {
- public:
-  virtual ~DevicePublisher() = default;
-  // Called on the loop's thread after every change; must not block (publish on its own thread).
-  // `allow_multiple_allocations`: shareable devices may be allocated to many claims (KEP-5075).
-  virtual void publish(std::shared_ptr<const DeviceSnapshot> inv,
-                       bool allow_multiple_allocations) = 0;
-};
 
 struct DraFrontOptions {
   std::filesystem::path kubelet_dir = "/var/lib/kubelet";
@@ -91,8 +84,7 @@ class DraFront final : public Front {
 
   std::filesystem::path registryDir() const { return opts_.kubelet_dir / "plugins_registry"; }
   std::filesystem::path pluginDir() const;
-  void watchDirs();
-  void onDirEvents(const std::vector<Inotify::Event>& evs);
+  void onDirEvents(const std::vector<KubeletDirWatcher::Event>& evs);
   void onNotifications();
   void serveRegistration();
   void serveDra();
@@ -101,8 +93,7 @@ class DraFront final : public Front {
   const DraFrontDeps deps_;
   DeviceState state_;
   ClaimPreparer preparer_;
-  std::optional<Inotify> inotify_;
-  int registry_wd_ = -1, plugin_wd_ = -1;
+  KubeletDirWatcher dirs_;  // registryDir() (kRegistryDir), pluginDir() (kPluginDir)
   std::optional<Wakeup> notified_;
   std::mutex mu_;  // guards notifications_ (filled on gRPC threads)
   std::deque<Notification> notifications_;
@@ -111,12 +102,11 @@ class DraFront final : public Front {
   bool applied_ = false;  // the registration socket is served from the first apply() on
   void republish();
 
-  std::optional<TimePoint> rewatch_at_, reserve_at_;
+  std::optional<TimePoint> reserve_at_;
   // After a registration: the next of the publishes that outlast kubelet's start-up wipe of the
   // node's slices (kRepublishAfter), and how many are left.
   std::optional<TimePoint> republish_at_;
   size_t republishes_done_ = 0;
-  bool waiting_logged_ = false;
 };
 
 }  // namespace rdmanet::dp

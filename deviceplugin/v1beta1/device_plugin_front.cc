@@ -1,7 +1,6 @@
 #include "deviceplugin/v1beta1/device_plugin_front.h"
 
 #include <fmt/format.h>
-#include <sys/inotify.h>
 
 #include <algorithm>
 
@@ -10,17 +9,14 @@
 
 namespace rdmanet::dp {
 
-namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
 
-constexpr uint32_t kSocketDirMask =
-    IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF;
 constexpr auto kFirstRetry = 50ms;
 constexpr auto kMaxRetry = 5000ms;
 constexpr auto kRefusedRetry = 1000ms;
-constexpr auto kRewatch = 500ms;
+constexpr auto kReserve = 1s;
 
 std::string socketNameFor(const PoolConfig& cfg) {
   return fmt::format("rdmanet-{}-{}.sock", cfg.resource_prefix, cfg.resource_name);
@@ -29,16 +25,14 @@ std::string socketNameFor(const PoolConfig& cfg) {
 }  // namespace
 
 DevicePluginFront::DevicePluginFront(DevicePluginFrontOptions opts, DevicePluginFrontDeps deps)
-    : opts_(std::move(opts)), deps_(deps) {}
+    : opts_(std::move(opts)),
+      deps_(deps),
+      socket_dir_({{.path = opts_.kubelet_dir / "device-plugins"}}, *deps.clock) {}
 
 DevicePluginFront::~DevicePluginFront() { stop(); }
 
 Status DevicePluginFront::start() {
-  RDMANET_ASSIGN_OR_RETURN(Inotify in, Inotify::open());
-  inotify_.emplace(std::move(in));
-  std::error_code ec;
-  fs::create_directories(socketDir(), ec);  // kubelet creates it; be there first if need be
-  watchSocketDir();
+  RDMANET_RETURN_IF_ERROR(socket_dir_.start());
   RDMANET_ASSIGN_OR_RETURN(
       worker_, RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket));
   return okStatus();
@@ -62,48 +56,30 @@ bool DevicePluginFront::ready() const {
                      [](const auto& kv) { return kv.second.registered; });
 }
 
-void DevicePluginFront::watchSocketDir() {
-  auto wd = inotify_->watch(socketDir(), kSocketDirMask);
-  if (wd.ok()) {
-    socket_wd_ = *wd;
-    rewatch_at_.reset();
-    waiting_logged_ = false;
-  } else {
-    socket_wd_ = -1;
-    rewatch_at_ = deps_.clock->now() + kRewatch;
-  }
-}
-
 std::vector<int> DevicePluginFront::fds() const {
   std::vector<int> out;
-  if (inotify_) out.push_back(inotify_->fd());
+  if (socket_dir_.fd() >= 0) out.push_back(socket_dir_.fd());
   if (worker_) out.push_back(worker_->fd());
   return out;
 }
 
 void DevicePluginFront::onReadable(int fd) {
-  if (inotify_ && fd == inotify_->fd()) {
-    std::vector<Inotify::Event> evs;
-    for (auto& e : inotify_->drain()) {
-      if (e.wd == socket_wd_) evs.push_back(std::move(e));
-    }
-    if (!evs.empty()) onSocketDirEvents(evs);
+  if (fd >= 0 && fd == socket_dir_.fd()) {
+    onSocketDirEvents(socket_dir_.onReadable());
   } else if (worker_ && fd == worker_->fd()) {
     onRegistrations();
   }
 }
 
-void DevicePluginFront::onSocketDirEvents(const std::vector<Inotify::Event>& evs) {
+void DevicePluginFront::onSocketDirEvents(const std::vector<KubeletDirWatcher::Event>& evs) {
+  using Kind = KubeletDirWatcher::Event::Kind;
   auto log = logger(Component::kKubelet);
   for (const auto& e : evs) {
-    if (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)) {
-      log->warn("{} vanished; waiting for it to come back", socketDir().string());
-      socket_wd_ = -1;
-      kubeletVanished();
-      rewatch_at_ = deps_.clock->now() + kRewatch;
+    if (e.kind == Kind::kVanished) {
+      kubeletVanished();  // the pools are served again once it is back (runTimers)
       return;
     }
-    bool created = e.mask & (IN_CREATE | IN_MOVED_TO);
+    const bool created = e.kind == Kind::kCreated;
     if (e.name == kKubeletSocket) {
       if (created) {
         log->info("kubelet.sock appeared: registering all pools");
@@ -115,8 +91,6 @@ void DevicePluginFront::onSocketDirEvents(const std::vector<Inotify::Event>& evs
       continue;
     }
     if (created) continue;
-    std::error_code ec;
-    if (fs::exists(socketDir() / e.name, ec)) continue;  // we re-created it already
     for (auto& [name, rt] : pools_) {
       if (rt.socket_name == e.name && rt.endpoint) {
         log->info("{}: socket {} was removed (kubelet restart?): serving it again", name, e.name);
@@ -127,7 +101,8 @@ void DevicePluginFront::onSocketDirEvents(const std::vector<Inotify::Event>& evs
 }
 
 std::optional<Clock::time_point> DevicePluginFront::nextDeadline() const {
-  std::optional<TimePoint> next = rewatch_at_;
+  std::optional<TimePoint> next = socket_dir_.nextDeadline();
+  if (reserve_at_ && (!next || *reserve_at_ < *next)) next = reserve_at_;
   for (const auto& [_, rt] : pools_) {
     if (rt.register_at && !rt.in_flight && (!next || *rt.register_at < *next)) {
       next = rt.register_at;
@@ -137,25 +112,15 @@ std::optional<Clock::time_point> DevicePluginFront::nextDeadline() const {
 }
 
 void DevicePluginFront::runTimers(Clock::time_point now) {
-  if (rewatch_at_ && *rewatch_at_ <= now) {
-    rewatch_at_.reset();
-    std::error_code ec;
-    if (socket_wd_ < 0 && fs::is_directory(socketDir(), ec)) {
-      watchSocketDir();
-      if (socket_wd_ >= 0) {
-        logger(Component::kKubelet)->info("{} is back: re-serving all pools", socketDir().string());
-        for (auto& [name, rt] : pools_) restartEndpoint(rt, name);
-      }
-    } else if (socket_wd_ < 0) {
-      if (!waiting_logged_) {
-        logger(Component::kKubelet)
-            ->info("{} still absent; checking again every {} ms", socketDir().string(),
-                   kRewatch.count());
-        waiting_logged_ = true;
-      }
-      rewatch_at_ = now + kRewatch;
-    } else {
-      // Endpoints that could not be served last time.
+  if (socket_dir_.runTimers(now)) {
+    reserve_at_.reset();
+    for (auto& [name, rt] : pools_) restartEndpoint(rt, name);
+  }
+  if (reserve_at_ && *reserve_at_ <= now) {
+    reserve_at_.reset();
+    // Endpoints that could not be served last time. While the directory is absent, its return
+    // serves them all (above).
+    if (socket_dir_.watching()) {
       for (auto& [name, rt] : pools_) {
         if (!rt.endpoint) restartEndpoint(rt, name);
       }
@@ -247,7 +212,7 @@ void DevicePluginFront::restartEndpoint(PoolRuntime& rt, const std::string& name
   if (!ep.ok()) {
     if (ep.error().msg != rt.last_error) log->error("{}: {}; retrying", name, ep.error().msg);
     rt.last_error = ep.error().msg;
-    rewatch_at_ = deps_.clock->now() + 1s;  // the dir may be gone: re-serve when it is back
+    reserve_at_ = deps_.clock->now() + kReserve;
     return;
   }
   rt.last_error.clear();

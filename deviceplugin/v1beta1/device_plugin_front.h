@@ -4,12 +4,12 @@
 //
 // - apply(): a pool whose config is unchanged keeps its socket and ListAndWatch streams and only
 //   gets the new device list; a changed pool restarts its endpoint; a removed one stops.
-// - Kubelet restarts (inotify on the socket dir): a deleted plugin socket is re-served and
-//   re-registered at once; a new kubelet.sock triggers re-registration of every pool not yet
-//   registered with that kubelet.sock; the directory vanishing is waited out (re-watched every
-//   500 ms). One restart fires both triggers: a pool registers once per endpoint and
-//   kubelet.sock generation (kubelet keeps one client per resource and refuses a second Register
-//   while the first one's client is connected).
+// - Kubelet restarts (the socket dir watched by front/kubelet_dir_watcher.h): a deleted plugin
+//   socket is re-served and re-registered at once; a new kubelet.sock triggers re-registration of
+//   every pool not yet registered with that kubelet.sock; the directory vanishing is waited out
+//   (re-watched every 500 ms), and every pool re-served once it is back. One restart fires both
+//   triggers: a pool registers once per endpoint and kubelet.sock generation (kubelet keeps one
+//   client per resource and refuses a second Register while the first one's client is connected).
 // - Registration runs on a worker thread (a hung kubelet never stalls the loop); failures retry
 //   with backoff: 50 ms doubling to 5 s while kubelet is not there, from 1 s when it refuses.
 // All timing reads the injected clock, so tests drive the backoff without sleeping.
@@ -20,8 +20,8 @@
 #include <optional>
 #include <string>
 
-#include "common/os/watch.h"
-#include "deviceplugin/daemon/front.h"
+#include "deviceplugin/front/front.h"
+#include "deviceplugin/front/kubelet_dir_watcher.h"
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/pools/resource_pool.h"
 #include "deviceplugin/v1beta1/endpoint.h"
@@ -77,8 +77,7 @@ class DevicePluginFront final : public Front {
     std::string last_error{};
   };
 
-  void watchSocketDir();
-  void onSocketDirEvents(const std::vector<Inotify::Event>& evs);
+  void onSocketDirEvents(const std::vector<KubeletDirWatcher::Event>& evs);
   void onRegistrations();
   void startPool(Pool pool);
   void stopPool(const std::string& name, bool remove_artifacts);
@@ -91,12 +90,10 @@ class DevicePluginFront final : public Front {
 
   const DevicePluginFrontOptions opts_;
   const DevicePluginFrontDeps deps_;
-  std::optional<Inotify> inotify_;
-  int socket_wd_ = -1;
+  KubeletDirWatcher socket_dir_;
   std::unique_ptr<RegistrationWorker> worker_;
   std::map<std::string, PoolRuntime> pools_;
-  std::optional<TimePoint> rewatch_at_;
-  bool waiting_logged_ = false;  // "still absent" said once per absence
+  std::optional<TimePoint> reserve_at_;  // endpoints that could not be served are tried again
 };
 
 }  // namespace rdmanet::dp

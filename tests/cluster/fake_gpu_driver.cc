@@ -18,7 +18,7 @@
 #include <filesystem>
 #include <string>
 
-#include "deviceplugin/dra/grpc_dra_server.h"
+#include "deviceplugin/dra/kubelet/grpc_dra_server.h"
 #include "deviceplugin/grpc_unix_server.h"
 #include "proto/kubelet/dra/v1/api.grpc.pb.h"
 

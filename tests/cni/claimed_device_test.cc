@@ -19,7 +19,7 @@ constexpr const char* kPodUid = "9d3f0c2e-5b1a-4c7e-8f00-0a1b2c3d4e5f";
 class ClaimedDeviceTest : public PluginTest {
  protected:
   fs::path records() const { return tmp_.path() / "dra-devices"; }
-  // The daemon's record of one claim of the pod (deviceplugin/dra/pod_devices.h).
+  // The daemon's record of one claim of the pod (deviceplugin/dra/kubelet/pod_devices.h).
   void writeRecord(const std::string& claim_uid, const json& devices) {
     fs::create_directories(records() / kPodUid);
     std::ofstream(records() / kPodUid / (claim_uid + ".json")) << json{

@@ -13,6 +13,12 @@
 #   4. production code never includes tests/.
 #   5. the device plugin's core (deviceplugin/pools/) reaches neither front nor the daemon, and
 #      no front reaches another: both fronts serve the same core.
+#   6. arrows point down: the daemon drives the fronts through deviceplugin/front/ (the Front
+#      contract, the kubelet-dir watcher), so neither front (v1beta1/, dra/ and below) nor
+#      front/ itself includes deviceplugin/daemon/, and front/ includes no front.
+#   7. DRA's two sides meet only in dra/ (the shared devices, the ClaimReader and
+#      DevicePublisher seams, the DraFront that wires them): dra/kubelet/ and dra/apiserver/
+#      never include each other, and neither includes the front (dra/dra_front.h) above them.
 set -euo pipefail
 
 check() {
@@ -44,9 +50,18 @@ check() {
   fi
   rule "production code includes tests/" '"tests/' cni common deviceplugin proto
   rule "the core (deviceplugin/pools) reaches a front or the daemon" \
-    '"deviceplugin/(v1beta1|dra|daemon)/' deviceplugin/pools
+    '"deviceplugin/(v1beta1|dra|daemon|front)/' deviceplugin/pools
   rule "the v1beta1 front reaches the DRA front" '"deviceplugin/dra/' deviceplugin/v1beta1
   rule "the DRA front reaches the v1beta1 front" '"deviceplugin/v1beta1/' deviceplugin/dra
+  rule "a front reaches the daemon (the Front contract is in deviceplugin/front/)" \
+    '"deviceplugin/daemon/' deviceplugin/v1beta1 deviceplugin/dra deviceplugin/front
+  rule "deviceplugin/front reaches a front" '"deviceplugin/(v1beta1|dra)/' deviceplugin/front
+  rule "DRA's kubelet side reaches its API-server side" '"deviceplugin/dra/apiserver/' \
+    deviceplugin/dra/kubelet
+  rule "DRA's API-server side reaches its kubelet side" '"deviceplugin/dra/kubelet/' \
+    deviceplugin/dra/apiserver
+  rule "a side of DRA reaches the DraFront that wires it" '"deviceplugin/dra/dra_front\.h"' \
+    deviceplugin/dra/kubelet deviceplugin/dra/apiserver
   return $bad
 }
 
@@ -55,10 +70,16 @@ self_test() {
   t=$(mktemp -d)
   trap 'rm -rf "$t"' RETURN
   git -C "$t" init -q
-  mkdir -p "$t"/{cni,common/net,common/base,deviceplugin/pools,deviceplugin/v1beta1,deviceplugin/dra}
+  mkdir -p "$t"/{cni,common/net,common/base,deviceplugin/pools,deviceplugin/v1beta1} \
+    "$t"/deviceplugin/{front,daemon,dra/kubelet,dra/apiserver}
   echo '#include "common/base/result.h"' >"$t/cni/a.cc"
   echo '#include <netlink/netlink.h>' >"$t/common/net/libnl_socket.h"
   echo '#include "deviceplugin/pools/pool.h"' >"$t/deviceplugin/v1beta1/ok.cc"
+  # The arrows that are allowed: down to front/, the daemon to a front, a side to dra/'s seams.
+  echo '#include "deviceplugin/front/front.h"' >"$t/deviceplugin/dra/ok.h"
+  echo '#include "deviceplugin/dra/dra_front.h"' >"$t/deviceplugin/daemon/ok.cc"
+  echo '#include "deviceplugin/dra/device_publisher.h"' >"$t/deviceplugin/dra/apiserver/ok.h"
+  echo '#include "deviceplugin/dra/claim_reader.h"' >"$t/deviceplugin/dra/kubelet/ok.h"
   if ! check "$t" 2>/dev/null; then
     echo "self-test: a clean tree was refused" >&2
     return 1
@@ -67,9 +88,18 @@ self_test() {
   for plant in 'cni/x.cc:#include <grpcpp/grpcpp.h>' 'cni/y.h:#include "proto/api.pb.h"' \
     'common/base/x.cc:#include "cni/netconf.h"' 'common/base/y.cc:#include "deviceplugin/logging.h"' \
     'deviceplugin/pools/x.cc:#include <netlink/msg.h>' 'cni/z.cc:#include "tests/fakes/fake_kernel.h"' \
-    'deviceplugin/pools/y.cc:#include "deviceplugin/daemon/front.h"' \
+    'deviceplugin/pools/y.cc:#include "deviceplugin/daemon/daemon.h"' \
     'deviceplugin/v1beta1/x.cc:#include "deviceplugin/dra/dra_front.h"' \
-    'deviceplugin/dra/x.cc:#include "deviceplugin/v1beta1/endpoint.h"'; do
+    'deviceplugin/dra/x.cc:#include "deviceplugin/v1beta1/endpoint.h"' \
+    'deviceplugin/pools/z.cc:#include "deviceplugin/front/front.h"' \
+    'deviceplugin/v1beta1/y.h:#include "deviceplugin/daemon/front.h"' \
+    'deviceplugin/dra/y.h:#include "deviceplugin/daemon/daemon.h"' \
+    'deviceplugin/dra/kubelet/x.cc:#include "deviceplugin/daemon/flags.h"' \
+    'deviceplugin/front/x.cc:#include "deviceplugin/daemon/daemon.h"' \
+    'deviceplugin/front/y.h:#include "deviceplugin/v1beta1/endpoint.h"' \
+    'deviceplugin/dra/kubelet/y.cc:#include "deviceplugin/dra/apiserver/slice_worker.h"' \
+    'deviceplugin/dra/apiserver/x.h:#include "deviceplugin/dra/kubelet/prepare.h"' \
+    'deviceplugin/dra/apiserver/y.h:#include "deviceplugin/dra/dra_front.h"'; do
     local f=${plant%%:*} line=${plant#*:}
     echo "$line" >"$t/$f"
     n=$((n + 1))

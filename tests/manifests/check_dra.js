@@ -10,7 +10,7 @@
 
 const kRbacKinds = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
 
-// What the driver calls (deviceplugin/dra/slice_publisher.cc, kube_claim_reader.cc), as
+// What the driver calls (deviceplugin/dra/apiserver/slice_publisher.cc, kube_claim_reader.cc), as
 // "group resource verb"; the core group is "".
 const kDraRules = [
   'resource.k8s.io resourceslices list',
@@ -96,7 +96,8 @@ function checkDeviceClasses(docs, driver, dpConfig, fail, expectEq) {
   if (classes.length !== pools.length) fail(`${classes.length} DeviceClasses for ${pools.length} pools`);
   for (const p of pools) {
     // The driver publishes each device's pool as rdmanet.io/pool = <prefix>/<resourceName>
-    // (deviceplugin/dra/slice_devices.cc), the name a pod's extended resource request uses.
+    // (deviceplugin/dra/apiserver/slice_devices.cc), the name a pod's extended resource request
+    // uses.
     const resource = `${dpConfig.resourcePrefix}/${p.resourceName}`;
     const dc = classes.find((d) => d.spec.extendedResourceName === resource);
     if (!dc) {

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "deviceplugin/dra/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 namespace rdmanet::dp {

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "deviceplugin/dra/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 namespace rdmanet::dp {

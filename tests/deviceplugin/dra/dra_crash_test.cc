@@ -25,7 +25,7 @@
 #include <set>
 #include <thread>
 
-#include "deviceplugin/dra/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/dra_binary_fixture.h"
 
 extern char** environ;

@@ -14,8 +14,8 @@
 
 #include "common/kube/client.h"
 #include "deviceplugin/daemon/daemon.h"
+#include "deviceplugin/dra/apiserver/kube_claim_reader.h"
 #include "deviceplugin/dra/dra_front.h"
-#include "deviceplugin/dra/kube_claim_reader.h"
 #include "tests/deviceplugin/dra/fake_dra_kubelet.h"
 #include "tests/deviceplugin/test_node.h"
 #include "tests/fakes/fake_clock.h"
@@ -68,7 +68,7 @@ class DraDaemonFixture : public ::testing::Test {
     front_.reset();
   }
 
-  // Where prepare records each pod's claimed devices (dra/pod_devices.h).
+  // Where prepare records each pod's claimed devices (dra/kubelet/pod_devices.h).
   std::filesystem::path podDevicesDir() const { return kubelet_dir_ / "dra-devices"; }
 
   // Turns the loop until `pred` holds; false after 10 s of real time.

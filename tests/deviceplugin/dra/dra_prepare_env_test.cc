@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "deviceplugin/dra/cdi_spec.h"
-#include "tests/deviceplugin/dra/cdi_runtime.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "tests/deviceplugin/dra/kubelet/cdi_runtime.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 namespace rdmanet::dp {

@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "common/kube/config.h"
-#include "deviceplugin/dra/cdi_spec.h"
-#include "tests/deviceplugin/dra/cdi_runtime.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/dra_binary_fixture.h"
+#include "tests/deviceplugin/dra/kubelet/cdi_runtime.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 extern char** environ;

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "deviceplugin/doctor/render.h"
-#include "deviceplugin/dra/slice_metrics.h"
+#include "deviceplugin/dra/apiserver/slice_metrics.h"
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/podnet/pod_metrics_text.h"
 #include "tests/deviceplugin/doctor/doctor_node.h"

@@ -1,0 +1,29 @@
+#include "deviceplugin/dra/apiserver/api_paths.h"
+
+#include <fmt/format.h>
+
+#include "common/kube/names.h"
+
+namespace rdmanet::dra {
+
+Result<std::string> resourceClaimPath(const std::string& ns, const std::string& name) {
+  if (!kube::isDnsLabel(ns)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("claim namespace \"{}\" is not a DNS label", ns));
+  }
+  if (!kube::isDnsSubdomain(name)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("claim name \"{}\" is not a DNS subdomain", name));
+  }
+  return fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}", ns, name);
+}
+
+Result<std::string> nodePath(const std::string& name) {
+  if (!kube::isDnsSubdomain(name)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("node name \"{}\" is not a DNS subdomain", name));
+  }
+  return "/api/v1/nodes/" + name;
+}
+
+}  // namespace rdmanet::dra

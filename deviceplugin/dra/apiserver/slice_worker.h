@@ -1,0 +1,87 @@
+#pragma once
+// SliceWorker: the DRA front's DevicePublisher. It keeps this node's ResourceSlices of this
+// driver exactly equal to the latest device snapshot, through dra::SlicePublisher (which
+// reconciles against the API server: it re-reads on a conflict, and deletes every slice of this
+// driver and node outside the current pool, other runs' leftovers included), on its own thread:
+// the daemon loop only hands over the newest snapshot and never waits for the API server.
+//
+// - Only the newest snapshot matters: snapshots handed over while a publish runs replace each
+//   other, and the next publish takes the last one, at once.
+// - A failed publish (API server away, 5xx, time-out, conflicts that did not settle) is tried
+//   again after 250 ms, doubling to at most 1 s, and the wait starts over after a success. The
+//   cap is what bounds convergence: the slices are exact within about a second (plus one
+//   publish) of the API server answering normally again, and a pool left at mixed generations
+//   by a publish that failed half-way is repaired as soon. Each distinct failure is logged once.
+// - Every 30 s after a success the last snapshot is published again: one list when nothing
+//   changed, and a repair when someone else wrote or deleted a slice of ours meanwhile (a
+//   previous run still shutting down, an admin). Without a watch, that is how long such a
+//   foreign change can stand.
+// - When the API server drops device taints (DRADeviceTaints off) or allowMultipleAllocations
+//   (DRAConsumableCapacity off), that is logged once, naming the gate.
+// - Retries and resyncs wait on the injected clock; tests advance a FakeClock.
+// - Destruction is bounded: it cancels the client, which ends a publish in flight (its request
+//   and its retries) within about a second, and leaves the slices as the server has them.
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/base/clock.h"
+#include "common/base/sysfs.h"
+#include "common/kube/client.h"
+#include "deviceplugin/dra/apiserver/slice_publisher.h"
+#include "deviceplugin/dra/device_publisher.h"
+
+namespace rdmanet::dp {
+
+struct SliceWorkerStatus {
+  uint64_t published_version = 0;  // the snapshot version last published successfully
+  int64_t generation = 0;          // the pool's generation after it
+  int attempts = 0;                // publishes tried so far (retries and resyncs included)
+  int failures = 0;                // failed publishes so far
+  bool taints_dropped = false;
+  bool multiple_allocations_dropped = false;
+};
+
+class SliceWorker final : public DevicePublisher {
+ public:
+  static constexpr std::chrono::milliseconds kFirstRetry{250};
+  static constexpr std::chrono::milliseconds kMaxRetry{1000};
+  static constexpr std::chrono::seconds kResync{30};
+
+  // `client` must outlive the worker and serve it alone: the destructor cancels it. `sysfs_root`
+  // is read for the standard attributes. `clock` (outliving the worker) times retries and resyncs.
+  SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
+              std::filesystem::path sysfs_root, const Clock& clock);
+  ~SliceWorker() override;
+
+  void publish(std::shared_ptr<const DeviceSnapshot> snap,
+               bool allow_multiple_allocations) override;
+  SliceWorkerStatus status() const;
+
+ private:
+  void loop();
+  // One publish of `snap`: logs what an operator needs, updates status_. True on success.
+  bool attempt(const DeviceSnapshot& snap, bool allow_multiple);
+
+  kube::KubeClient& client_;
+  dra::SlicePublisher publisher_;
+  Sysfs sysfs_;
+  const Clock& clock_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::shared_ptr<const DeviceSnapshot> pending_;
+  bool allow_multiple_ = false;
+  bool quit_ = false;
+  SliceWorkerStatus status_;
+  // The worker thread's own (no lock): what attempt() logged last.
+  std::string last_error_;
+  bool taints_logged_ = false, multi_logged_ = false;
+  std::thread thread_;
+};
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,186 @@
+// DRAPlugin and DRAResourceHealth over ClaimPreparer and DeviceState. Translation only.
+#include "deviceplugin/dra/kubelet/grpc_dra_server.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+
+#include "deviceplugin/grpc_unix_server.h"
+#include "deviceplugin/logging.h"
+#include "proto/kubelet/dra-health/v1/api.grpc.pb.h"
+#include "proto/kubelet/dra/v1/api.grpc.pb.h"
+
+namespace rdmanet::dp {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace dra = ::k8s::io::kubelet::pkg::apis::dra::v1;
+namespace health = ::v1;
+
+// kubelet truncates longer messages; do it here so the cut is ours.
+constexpr size_t kMaxHealthMessage = 1024;
+
+ClaimRef refOf(const dra::Claim& c) {
+  return {.ns = c.namespace_(), .uid = c.uid(), .name = c.name()};
+}
+
+// The call's deadline on our monotonic clock (gRPC gives it in wall-clock time); none when the
+// caller set none (gRPC then reports the far future).
+Deadline deadlineOf(const grpc::ServerContext& ctx) {
+  const auto wall = ctx.deadline();
+  const auto now = std::chrono::system_clock::now();
+  if (wall - now > std::chrono::hours(24)) return {};
+  return {std::chrono::steady_clock::now() +
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall - now)};
+}
+
+class DraPluginService final : public dra::DRAPlugin::Service {
+ public:
+  explicit DraPluginService(ClaimPreparer& preparer)
+      : preparer_(preparer), log_(logger(Component::kServer)) {}
+
+  // Every claim gets an entry: an error in its own `error`, never for the whole call.
+  grpc::Status NodePrepareResources(grpc::ServerContext* ctx,
+                                    const dra::NodePrepareResourcesRequest* req,
+                                    dra::NodePrepareResourcesResponse* out) override {
+    // Kubelet gives up on the call at its deadline (45 s): no claim may be committed after it.
+    const Deadline deadline = deadlineOf(*ctx);
+    for (const dra::Claim& c : req->claims()) {
+      dra::NodePrepareResourceResponse& r = (*out->mutable_claims())[c.uid()];
+      auto p = preparer_.prepare(refOf(c), deadline);
+      if (!p.ok()) {
+        log_->warn("prepare {}/{} ({}): {}", c.namespace_(), c.name(), c.uid(), p.error().msg);
+        r.set_error(p.error().msg);
+        continue;
+      }
+      std::vector<std::string> names;
+      for (const PreparedDevice& d : p->devices) {
+        dra::Device* pd = r.add_devices();
+        for (const auto& n : d.request_names) pd->add_request_names(n);
+        pd->set_pool_name(d.pool_name);
+        pd->set_device_name(d.device_name);
+        for (const auto& id : d.cdi_device_ids) pd->add_cdi_device_ids(id);
+        names.push_back(d.device_name);
+      }
+      log_->info("prepared {}/{} ({}): {}", c.namespace_(), c.name(), c.uid(),
+                 fmt::join(names, ","));
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NodeUnprepareResources(grpc::ServerContext*,
+                                      const dra::NodeUnprepareResourcesRequest* req,
+                                      dra::NodeUnprepareResourcesResponse* out) override {
+    for (const dra::Claim& c : req->claims()) {
+      dra::NodeUnprepareResourceResponse& r = (*out->mutable_claims())[c.uid()];
+      if (auto st = preparer_.unprepare(refOf(c)); !st.ok()) {
+        log_->warn("unprepare {}/{} ({}): {}", c.namespace_(), c.name(), c.uid(), st.error().msg);
+        r.set_error(st.error().msg);
+      } else {
+        log_->info("unprepared {}/{} ({})", c.namespace_(), c.name(), c.uid());
+      }
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  ClaimPreparer& preparer_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+class HealthService final : public health::DRAResourceHealth::Service {
+ public:
+  HealthService(const DraServerOptions& opts, const DeviceState& state,
+                const std::atomic<bool>* stopping)
+      : opts_(opts), state_(state), stopping_(stopping), log_(logger(Component::kHealth)) {}
+
+  grpc::Status NodeWatchResources(
+      grpc::ServerContext* ctx, const health::NodeWatchResourcesRequest*,
+      grpc::ServerWriter<health::NodeWatchResourcesResponse>* writer) override {
+    // Kubelet takes the first message as the state of every device. A stream opened before the
+    // daemon's first scan reached the front (dra.sock is served from start-up) would list none:
+    // the first message waits for the first published version.
+    auto inv = state_.current();
+    while (inv->version == 0) {
+      auto first = state_.waitNewer(0, std::chrono::milliseconds(250));
+      if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
+      if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+      if (first) inv = std::move(first);
+    }
+    log_->info("NodeWatchResources opened: {} devices", inv->devices.size());
+    auto sent_at = std::chrono::steady_clock::now();
+    if (!writer->Write(response(*inv))) return grpc::Status::OK;
+    while (true) {
+      // Sync gRPC cannot wake us on cancellation: the wait is sliced to notice it.
+      auto next = state_.waitNewer(inv->version, std::chrono::milliseconds(250));
+      if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
+      if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
+      const auto now = std::chrono::steady_clock::now();
+      if (!next && now - sent_at < opts_.health_resend) continue;
+      if (next) inv = std::move(next);
+      sent_at = now;
+      if (!writer->Write(response(*inv))) {
+        log_->info("NodeWatchResources closed by kubelet");
+        return grpc::Status::OK;
+      }
+    }
+  }
+
+ private:
+  // The complete list: kubelet treats a device missing from it as Unknown.
+  health::NodeWatchResourcesResponse response(const DeviceSnapshot& inv) const {
+    health::NodeWatchResourcesResponse out;
+    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    for (const NodeDevice& d : inv.devices) {
+      health::DeviceHealth* h = out.add_devices();
+      h->mutable_device()->set_pool_name(opts_.node);
+      h->mutable_device()->set_device_name(d.name);
+      h->set_health(d.healthy() ? health::HEALTHY : health::UNHEALTHY);
+      h->set_last_updated_time(now);
+      if (!d.healthy()) h->set_message(d.device.fault.substr(0, kMaxHealthMessage));
+    }
+    return out;
+  }
+
+  const DraServerOptions opts_;
+  const DeviceState& state_;
+  const std::atomic<bool>* stopping_;
+  std::shared_ptr<spdlog::logger> log_;
+};
+
+class DraServer final : public GrpcServer {
+ public:
+  DraServer(const DraServerOptions& opts, ClaimPreparer& preparer, const DeviceState& state)
+      : plugin_(preparer), health_(opts, state, &stopping_) {}
+  ~DraServer() override { stop(); }
+
+  Status start(const fs::path& socket) {
+    RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket, {&plugin_, &health_}));
+    socket_ = socket;
+    return okStatus();
+  }
+  void stop() override {
+    stopping_ = true;
+    stopUnixServer(server_, socket_);
+  }
+
+ private:
+  std::atomic<bool> stopping_{false};
+  DraPluginService plugin_;
+  HealthService health_;
+  fs::path socket_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
+                                             ClaimPreparer& preparer, const DeviceState& state) {
+  auto s = std::make_unique<DraServer>(opts, preparer, state);
+  RDMANET_RETURN_IF_ERROR(s->start(socket));
+  return std::unique_ptr<GrpcServer>(std::move(s));
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,102 @@
+#include "deviceplugin/dra/kubelet/pod_devices.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/os/atomic_file.h"
+#include "common/os/make_dirs.h"
+#include "deviceplugin/dra/kubelet/claim_allocation.h"
+
+namespace rdmanet::dp {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kSuffix = ".json";
+
+std::string recordName(const std::string& claim_uid) { return claim_uid + std::string(kSuffix); }
+
+// The devices of a prepared claim, as the CNI matches them: the pool's resource name and the
+// function's PCI address. Devices no longer in `inv` are left out (the record would name a
+// function the CNI cannot find anyway).
+json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
+  json out = json::array();
+  for (const PreparedDevice& d : claim.devices) {
+    const NodeDevice* nd = inv.find(d.device_name);
+    if (nd == nullptr) continue;
+    out.push_back({{"request", d.request_names.empty() ? "" : d.request_names.front()},
+                   {"resourceName", nd->pool},
+                   {"pciAddress", nd->device.pci.str()},
+                   {"device", d.device_name}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string> reservedPods(const json& claim) {
+  std::set<std::string> out;
+  const json* status = claim.is_object() && claim.contains("status") ? &claim["status"] : nullptr;
+  if (status == nullptr || !status->is_object() || !status->contains("reservedFor")) return out;
+  const json& rf = (*status)["reservedFor"];
+  if (!rf.is_array()) return out;
+  for (const json& r : rf) {
+    if (!r.is_object() || r.value("resource", "") != "pods" || !r.value("apiGroup", "").empty()) {
+      continue;
+    }
+    const std::string uid = r.value("uid", "");
+    if (isValidClaimUid(uid)) out.insert(uid);  // the same UID shape as a claim's
+  }
+  return out;
+}
+
+Status writePodDevices(const fs::path& dir, const std::set<std::string>& pods,
+                       const PreparedClaim& claim, const DeviceSnapshot& inv) {
+  const json doc = {
+      {"claim", {{"namespace", claim.ref.ns}, {"name", claim.ref.name}, {"uid", claim.ref.uid}}},
+      {"devices", devicesOf(claim, inv)}};
+  const std::string text = doc.dump(2) + "\n";
+  for (const std::string& pod : pods) {
+    const fs::path pod_dir = dir / pod;
+    RDMANET_RETURN_IF_ERROR(makeDirs(pod_dir));
+    RDMANET_RETURN_IF_ERROR(writeFileAtomic(pod_dir / recordName(claim.ref.uid), text,
+                                            AtomicWriteOptions{.mode = 0644, .durable = false}));
+  }
+  return okStatus();
+}
+
+Status removePodDevices(const fs::path& dir, const std::string& claim_uid) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
+    const fs::path rec = e.path() / recordName(claim_uid);
+    if (::unlink(rec.c_str()) != 0 && errno != ENOENT) {
+      return errnoError(ErrorCode::kIoFailure, errno,
+                        fmt::format("cannot remove {}", rec.string()));
+    }
+    (void)::rmdir(e.path().c_str());  // only when empty: the pod's other claims stay
+  }
+  return okStatus();
+}
+
+void sweepPodDevices(const fs::path& dir, const std::set<std::string>& prepared) {
+  std::error_code ec;
+  for (const auto& pod : fs::directory_iterator(dir, ec)) {
+    if (!pod.is_directory(ec) || pod.is_symlink(ec)) continue;
+    std::error_code ec2;
+    for (const auto& rec : fs::directory_iterator(pod.path(), ec2)) {
+      const std::string name = rec.path().filename().string();
+      if (!name.ends_with(kSuffix)) continue;
+      const std::string uid = name.substr(0, name.size() - kSuffix.size());
+      if (!prepared.contains(uid)) (void)::unlink(rec.path().c_str());
+    }
+    (void)sweepAtomicTemps(pod.path());
+    (void)::rmdir(pod.path().c_str());
+  }
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,208 @@
+#include "deviceplugin/dra/kubelet/prepare.h"
+
+#include <fmt/format.h>
+
+#include "common/kube/names.h"
+#include "common/os/atomic_file.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/claim_allocation.h"
+#include "deviceplugin/dra/kubelet/claim_render.h"
+#include "deviceplugin/dra/kubelet/pod_devices.h"
+#include "deviceplugin/logging.h"
+
+namespace rdmanet::dp {
+
+namespace {
+
+// Kubelet's end of the call reaches its deadline a little before ours does (the deadline crosses
+// a socket): commit only with at least this much left.
+constexpr std::chrono::milliseconds kCommitMargin{100};
+
+bool tooLateToCommit(const Deadline& d) { return d.at && d.left(kCommitMargin) < kCommitMargin; }
+
+namespace fs = std::filesystem;
+
+Error tooLate(const ClaimRef& ref, std::string_view step) {
+  return makeError(ErrorCode::kTryAgainLater,
+                   fmt::format("claim {}/{}: kubelet's deadline passed {}; nothing was prepared",
+                               ref.ns, ref.name, step));
+}
+
+Status checkRef(const ClaimRef& ref) {
+  if (!isValidClaimUid(ref.uid)) {
+    return makeError(ErrorCode::kInvalidConfig, "claim UID is empty or malformed");
+  }
+  if (!kube::isDnsLabel(ref.ns) || !kube::isDnsSubdomain(ref.name)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("claim {}: namespace or name is empty or malformed", ref.uid));
+  }
+  return okStatus();
+}
+
+}  // namespace
+
+ClaimPreparer::ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state)
+    : opts_(std::move(opts)), reader_(reader), state_(state), checkpoint_(opts_.checkpoint) {}
+
+RenderOptions ClaimPreparer::renderOptions() const {
+  return {.driver = opts_.driver, .node = opts_.node, .cdi_dir = opts_.cdi_dir};
+}
+
+Status ClaimPreparer::start() {
+  std::lock_guard lk(mu_);
+  RDMANET_RETURN_IF_ERROR(checkpoint_.load());
+  sweepOrphanSpecs();
+  // A daemon killed between creating a spec's or the checkpoint's temp file and its rename left
+  // the temp behind (writeFileAtomic's "<file>.rdmanet-tmp.<tid>"), which nothing else removes.
+  for (const fs::path& dir : {opts_.cdi_dir, opts_.checkpoint.parent_path()}) {
+    if (const int n = sweepAtomicTemps(dir); n > 0) {
+      logger(Component::kKubelet)
+          ->info("removed {} unfinished temp file(s) in {}: a write was cut short", n,
+                 dir.string());
+    }
+  }
+  if (!opts_.pod_devices_dir.empty()) {
+    std::set<std::string> prepared;
+    for (const auto& [uid, c] : checkpoint_.claims()) prepared.insert(uid);
+    sweepPodDevices(opts_.pod_devices_dir, prepared);
+  }
+  return okStatus();
+}
+
+void ClaimPreparer::sweepOrphanSpecs() {
+  // A spec no checkpoint entry owns was left by a crash between the spec write and the
+  // checkpoint write: its prepare never answered kubelet, and nothing will unprepare it.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(opts_.cdi_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    constexpr std::string_view kPrefix = "rdmanet.io-rdma_", kSuffix = ".json";
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) continue;
+    const std::string uid =
+        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (!isValidClaimUid(uid) || claimSpecFileName(uid) != name || checkpoint_.find(uid)) continue;
+    if (removeClaimCdiSpec(e.path()).ok()) {
+      logger(Component::kKubelet)->info("removed {}: no prepared claim owns it", e.path().string());
+    }
+  }
+}
+
+Status ClaimPreparer::restoreSpec(const PreparedClaim& c) {
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
+                           renderClaim(c.ref, allocationOf(c), *state_.current(), renderOptions()));
+  RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(c.cdi_spec, r.cdi));
+  // The pods' device records live on the same tmpfs as the spec: gone with it.
+  if (opts_.pod_devices_dir.empty() || c.pods.empty()) return okStatus();
+  return writePodDevices(opts_.pod_devices_dir, {c.pods.begin(), c.pods.end()}, c,
+                         *state_.current());
+}
+
+void ClaimPreparer::restoreSpecs() {
+  std::lock_guard lk(mu_);
+  auto log = logger(Component::kKubelet);
+  for (const auto& [uid, c] : checkpoint_.claims()) {
+    std::error_code ec;
+    if (fs::exists(c.cdi_spec, ec)) continue;
+    // After a reboot /var/run/cdi (a tmpfs) is empty while the checkpoint still lists the claim:
+    // kubelet would hand the runtime CDI ids whose spec no longer exists.
+    if (auto st = restoreSpec(c); st.ok()) {
+      log->info("claim {}/{} ({}): its CDI spec was gone; written again", c.ref.ns, c.ref.name,
+                uid);
+    } else {
+      log->error("claim {}/{} ({}): its CDI spec is gone and cannot be written again: {}", c.ref.ns,
+                 c.ref.name, uid, st.error().msg);
+    }
+  }
+}
+
+size_t ClaimPreparer::preparedCount() const {
+  std::lock_guard lk(mu_);
+  return checkpoint_.claims().size();
+}
+
+Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c) {
+  // The spec may be gone (a reboot emptied the tmpfs since start-up): make it again first.
+  std::error_code ec;
+  if (!fs::exists(c.cdi_spec, ec)) RDMANET_RETURN_IF_ERROR(restoreSpec(c));
+  return c;
+}
+
+Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
+  RDMANET_RETURN_IF_ERROR(checkRef(ref));
+  uint64_t unprepares_at_start = 0;
+  {
+    std::lock_guard lk(mu_);
+    if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
+    InFlight& f = in_flight_[ref.uid];
+    ++f.prepares;
+    unprepares_at_start = f.unprepares;
+  }
+  // However this call ends, it is no longer in flight.
+  struct Done {
+    ClaimPreparer& p;
+    const std::string& uid;
+    ~Done() {
+      std::lock_guard lk(p.mu_);
+      if (--p.in_flight_[uid].prepares == 0) p.in_flight_.erase(uid);
+    }
+  } done{*this, ref.uid};
+  // Outside the lock: a slow GET must not hold up other claims.
+  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name, deadline));
+  RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
+  std::lock_guard lk(mu_);
+  // A concurrent call for the same claim may have finished meanwhile: answer the same.
+  if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
+  if (in_flight_[ref.uid].unprepares != unprepares_at_start) {
+    return makeError(ErrorCode::kTryAgainLater,
+                     fmt::format("claim {}/{}: unprepared while it was being prepared; nothing "
+                                 "was prepared",
+                                 ref.ns, ref.name));
+  }
+  if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
+                           renderClaim(ref, results, *state_.current(), renderOptions()));
+  // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
+  // the start-up sweep find a spec without an entry by its file name).
+  RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
+  if (tooLateToCommit(deadline)) {
+    (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+    return tooLate(ref, "while its CDI spec was written");
+  }
+  // The pods' device records (pod_devices.h) go between the two: like the spec, a crash before
+  // the checkpoint entry leaves records that the start-up sweep removes (no entry owns them).
+  if (!opts_.pod_devices_dir.empty()) {
+    const std::set<std::string> pods = reservedPods(claim);
+    r.prepared.pods.assign(pods.begin(), pods.end());
+    if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current());
+        !st.ok()) {
+      (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
+      (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+      return st.error();
+    }
+  }
+  if (auto st = checkpoint_.put(r.prepared); !st.ok()) {
+    if (!opts_.pod_devices_dir.empty()) (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
+    (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
+    return st.error();
+  }
+  return std::move(r.prepared);
+}
+
+Status ClaimPreparer::unprepare(const ClaimRef& ref) {
+  if (!isValidClaimUid(ref.uid)) {
+    return makeError(ErrorCode::kInvalidConfig, "claim UID is empty or malformed");
+  }
+  std::lock_guard lk(mu_);
+  // A prepare of this claim still reading it must not commit after this: it would leave what
+  // this unprepare removes.
+  if (auto it = in_flight_.find(ref.uid); it != in_flight_.end()) ++it->second.unprepares;
+  const PreparedClaim* c = checkpoint_.find(ref.uid);
+  // The UID's own file too: a crash between the spec write and the checkpoint write left it.
+  RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(opts_.cdi_dir / claimSpecFileName(ref.uid)));
+  if (c) RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(c->cdi_spec));
+  if (!opts_.pod_devices_dir.empty()) {
+    RDMANET_RETURN_IF_ERROR(removePodDevices(opts_.pod_devices_dir, ref.uid));
+  }
+  return checkpoint_.erase(ref.uid);
+}
+
+}  // namespace rdmanet::dp

@@ -1,0 +1,95 @@
+#pragma once
+// ClaimPreparer: NodePrepareResources / NodeUnprepareResources for one claim at a time, in plain
+// C++ (the gRPC layer only translates).
+//
+// prepare(ref):
+//   1. a claim already in the checkpoint is answered from it (idempotent, no API call), its CDI
+//      spec written again first if it is gone;
+//   2. GET the ResourceClaim (ClaimReader), check its UID, take the allocation results of this
+//      driver on this node's pool (claim_allocation.h);
+//   3. render it (claim_render.h): map each result's device to a device of the current
+//      DeviceSnapshot and build the CDI spec, without I/O;
+//   4. commit: write the claim's CDI spec, then checkpoint the claim.
+// Within kubelet's deadline: the GET is bounded by it, and nothing is committed (spec or
+// checkpoint) once it has passed, since kubelet then gives up on the call and may already have
+// unprepared the claim; what a late prepare committed would stay behind for good.
+// unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
+// checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success. A
+// prepare of the same claim still in flight is cancelled: it commits nothing. A prepare that
+// starts after the unprepare is not.
+//
+// Converging after a restart or reboot: start() removes rdmanet's CDI specs that no checkpoint
+// entry owns and the temp files of writes a crash cut short; restoreSpecs(), once the devices are
+// known, writes again every checkpointed claim's spec that is gone (/var/run/cdi is a tmpfs on most
+// nodes, the checkpoint is not).
+//
+// Thread-safe: gRPC threads call it concurrently. Claims are serialised around the checkpoint,
+// not around the API GET, so a slow API server does not stall other claims' answers from the
+// checkpoint.
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "common/base/result.h"
+#include "deviceplugin/dra/claim_reader.h"
+#include "deviceplugin/dra/kubelet/claim_checkpoint.h"
+#include "deviceplugin/dra/kubelet/claim_render.h"
+#include "deviceplugin/dra/node_devices.h"
+
+namespace rdmanet::dp {
+
+struct PreparerOptions {
+  std::string driver{};  // "rdma.rdmanet.io"
+  std::string node{};    // this node: the DRA pool name
+  std::filesystem::path cdi_dir = "/var/run/cdi";
+  std::filesystem::path checkpoint{};  // the checkpoint file
+  // Where the pod → device records go (pod_devices.h); none when empty.
+  std::filesystem::path pod_devices_dir{};
+};
+
+class ClaimPreparer {
+ public:
+  // `reader` and `state` must outlive the preparer.
+  ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state);
+
+  // Loads the checkpoint and removes the orphaned specs and temp files. An unreadable checkpoint
+  // is an error (5/6/7): starting without it would forget what earlier runs prepared.
+  Status start();
+  // Writes again the missing CDI specs of checkpointed claims, from the current DeviceState
+  // (call once it holds the node's devices). Failures are logged; the claim stays checkpointed
+  // and a later prepare of it tries again.
+  void restoreSpecs();
+  // Per-claim errors: 7 for a bad reference, a UID mismatch, a claim not for us; 100 for a device
+  // that is not ours; 11 for an unhealthy device or `deadline` passed (nothing left behind); the
+  // reader's and file errors as they come.
+  Result<PreparedClaim> prepare(const ClaimRef& ref, const Deadline& deadline = {});
+  Status unprepare(const ClaimRef& ref);
+
+  size_t preparedCount() const;
+
+ private:
+  RenderOptions renderOptions() const;
+  // All three with mu_ held.
+  void sweepOrphanSpecs();
+  Status restoreSpec(const PreparedClaim& c);
+  Result<PreparedClaim> answerFromCheckpoint(const PreparedClaim& c);
+
+  struct InFlight {
+    int prepares = 0;  // prepares of the claim between their start and their end
+    // Unprepares of the claim while any was in flight. A prepare notes the count when it starts
+    // and commits only if it is unchanged: an unprepare cancels the prepares it raced, not one
+    // kubelet sent after it (the pod's next try while the first call still reads the claim).
+    uint64_t unprepares = 0;
+  };
+
+  const PreparerOptions opts_;
+  ClaimReader& reader_;
+  const DeviceState& state_;
+  mutable std::mutex mu_;
+  ClaimCheckpoint checkpoint_;
+  std::map<std::string, InFlight> in_flight_;  // by claim UID
+};
+
+}  // namespace rdmanet::dp

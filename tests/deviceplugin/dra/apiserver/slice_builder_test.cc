@@ -1,0 +1,161 @@
+#include "deviceplugin/dra/apiserver/slice_builder.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace rdmanet::dra {
+namespace {
+
+using json = nlohmann::json;
+
+std::vector<DraDevice> devices(int n) {
+  std::vector<DraDevice> out;
+  for (int i = n - 1; i >= 0; --i) {  // reverse order: the builder sorts
+    DraDevice d;
+    d.name = fmt::format("pci-0000-{:02x}-{:02x}-{:x}", 0x81 + i / 256, (i / 8) % 32, i % 8);
+    d.attributes["rdmanet.io/vfIndex"] = int64_t{i};
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+SliceOwner owner() {
+  return {.driver = "rdma.rdmanet.io", .node_name = "node-1", .node_uid = "u1"};
+}
+
+TEST(SliceBuilderTest, OneSliceHoldsTheWholeSmallPool) {
+  auto slices = buildSlices(devices(3), owner(), 7);
+  ASSERT_TRUE(slices.ok()) << slices.error().msg;
+  ASSERT_EQ(slices->size(), 1u);
+  const json& s = (*slices)[0];
+  EXPECT_EQ(s["apiVersion"], "resource.k8s.io/v1");
+  EXPECT_EQ(s["kind"], "ResourceSlice");
+  EXPECT_EQ(s["metadata"]["generateName"], "node-1-rdma-rdmanet-io-");
+  EXPECT_EQ(s["metadata"]["ownerReferences"][0], json({{"apiVersion", "v1"},
+                                                       {"kind", "Node"},
+                                                       {"name", "node-1"},
+                                                       {"uid", "u1"},
+                                                       {"controller", true}}));
+  EXPECT_EQ(s["spec"]["driver"], "rdma.rdmanet.io");
+  EXPECT_EQ(s["spec"]["nodeName"], "node-1");
+  EXPECT_EQ(s["spec"]["pool"],
+            json({{"name", "node-1"}, {"generation", 7}, {"resourceSliceCount", 1}}));
+  ASSERT_EQ(s["spec"]["devices"].size(), 3u);
+  EXPECT_EQ(s["spec"]["devices"][0]["name"], "pci-0000-81-00-0") << "sorted by name";
+  EXPECT_EQ(s["spec"]["devices"][0]["attributes"]["rdmanet.io/vfIndex"], json({{"int", 0}}));
+}
+
+TEST(SliceBuilderTest, MoreThan64DevicesAreSplitIntoFullSlicesInNameOrder) {
+  auto slices = buildSlices(devices(130), owner(), 1);
+  ASSERT_TRUE(slices.ok());
+  ASSERT_EQ(slices->size(), 3u);
+  EXPECT_EQ((*slices)[0]["spec"]["devices"].size(), 64u);
+  EXPECT_EQ((*slices)[1]["spec"]["devices"].size(), 64u);
+  EXPECT_EQ((*slices)[2]["spec"]["devices"].size(), 2u);
+  std::string last;
+  for (const auto& s : *slices) {
+    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 3);
+    for (const auto& d : s["spec"]["devices"]) {
+      EXPECT_LT(last, d["name"].get<std::string>());
+      last = d["name"];
+    }
+  }
+}
+
+TEST(SliceBuilderTest, SameInventoryGivesSameSlices) {
+  auto a = buildSlices(devices(70), owner(), 1);
+  auto b = buildSlices(devices(70), owner(), 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(*a, *b);
+}
+
+TEST(SliceBuilderTest, EveryValueKindAndTaintIsWritten) {
+  DraDevice d{.name = "pci-0000-81-00-2"};
+  d.attributes = {
+      {"s", std::string("x")}, {"i", int64_t{-3}}, {"b", false}, {"v", Version{"1.2.3"}}};
+  d.taints = {{.key = "rdmanet.io/unhealthy", .value = "", .effect = "NoSchedule"},
+              {.key = "k", .value = "v", .effect = "None"}};
+  d.allow_multiple_allocations = true;
+  EXPECT_EQ(deviceJson(d), json::parse(R"({"name":"pci-0000-81-00-2",
+              "attributes":{"s":{"string":"x"},"i":{"int":-3},"b":{"bool":false},
+                            "v":{"version":"1.2.3"}},
+              "taints":[{"key":"rdmanet.io/unhealthy","effect":"NoSchedule"},
+                        {"key":"k","value":"v","effect":"None"}],
+              "allowMultipleAllocations":true})"));
+}
+
+TEST(SliceBuilderTest, NoDevicesGiveNoSlices) {
+  auto slices = buildSlices({}, owner(), 1);
+  ASSERT_TRUE(slices.ok());
+  EXPECT_TRUE(slices->empty());
+}
+
+TEST(SliceBuilderTest, GroupsPointIntoTheDevicesAndGiveTheSlicesJson) {
+  // The publisher keeps groups (pointers, no JSON) and builds one chunk's JSON at a time: the
+  // result must be what buildSlices writes.
+  const auto devs = devices(130);
+  auto groups = deviceGroups(devs);
+  ASSERT_TRUE(groups.ok()) << groups.error().msg;
+  ASSERT_EQ(groups->size(), 3u);
+  EXPECT_EQ((*groups)[2].size(), 2u);
+  for (const auto& g : *groups) {
+    for (const DraDevice* d : g) {
+      EXPECT_TRUE(d >= devs.data() && d < devs.data() + devs.size()) << "not a copy";
+    }
+  }
+  auto slices = buildSlices(devs, owner(), 1);
+  ASSERT_TRUE(slices.ok());
+  for (size_t i = 0; i < groups->size(); ++i) {
+    EXPECT_EQ(chunkJson((*groups)[i]), (*slices)[i]["spec"]["devices"]) << "group " << i;
+  }
+  EXPECT_FALSE(deviceGroups(devs, 0).ok());
+  EXPECT_FALSE(deviceGroups(devs, kMaxDevicesPerSlice + 1).ok());
+}
+
+TEST(SliceBuilderTest, DuplicateOrInvalidDevicesAreRefused) {
+  auto dup = devices(2);
+  dup[1].name = dup[0].name;
+  auto r = buildSlices(dup, owner(), 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().msg.find("used twice"), std::string::npos);
+
+  auto bad = devices(2);
+  bad[0].attributes["rdmanet.io/netdev"] = std::string(65, 'n');
+  r = buildSlices(bad, owner(), 1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidConfig);
+}
+
+TEST(SliceBuilderTest, BadOwnerNamesAreRefused) {
+  auto o = owner();
+  o.node_name = "Node_1";
+  EXPECT_FALSE(buildSlices(devices(1), o, 1).ok());
+  o = owner();
+  o.driver = std::string(61, 'a') + ".io";  // 64 characters
+  EXPECT_FALSE(buildSlices(devices(1), o, 1).ok());
+}
+
+TEST(SliceBuilderTest, GenerateNameOfALongNodeNameStaysAValidName) {
+  auto o = owner();
+  o.node_name = std::string(50, 'n') + ".rack7.example.com";
+  auto slices = buildSlices(devices(1), o, 1);
+  ASSERT_TRUE(slices.ok());
+  const std::string g = (*slices)[0]["metadata"]["generateName"];
+  EXPECT_LE(g.size(), 58u);
+  EXPECT_TRUE(g.ends_with("-"));
+  EXPECT_EQ(g.find(".-"), std::string::npos) << g;
+}
+
+TEST(SliceBuilderTest, ComparableDevicesIgnoreWhatTheServerAdds) {
+  const json stored = json::parse(R"([{"name":"d","attributes":{"a":{"int":1}},
+      "taints":[{"key":"k","effect":"NoSchedule","timeAdded":"2026-01-01T00:00:00Z"}]}])");
+  const json sent = json::parse(R"([{"name":"d","attributes":{"a":{"int":1}},
+      "taints":[{"key":"k","effect":"NoSchedule"}]}])");
+  EXPECT_EQ(comparableDevices(stored, true), comparableDevices(sent, true));
+  const json dropped = json::parse(R"([{"name":"d","attributes":{"a":{"int":1}}}])");
+  EXPECT_NE(comparableDevices(dropped, true), comparableDevices(sent, true));
+  EXPECT_EQ(comparableDevices(dropped, false), comparableDevices(sent, false));
+}
+
+}  // namespace
+}  // namespace rdmanet::dra

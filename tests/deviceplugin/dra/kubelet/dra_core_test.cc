@@ -1,0 +1,224 @@
+// The DRA front's plain parts: which DRA devices the pools give, which allocation results of a
+// claim are ours, and the prepared-claims checkpoint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "common/kube/names.h"
+#include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/claim_allocation.h"
+#include "deviceplugin/dra/kubelet/claim_checkpoint.h"
+#include "deviceplugin/dra/node_devices.h"
+#include "tests/deviceplugin/dra/kubelet/cdi_runtime.h"
+#include "tests/deviceplugin/test_node.h"
+
+namespace rdmanet::dp {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+using testing::TestNode;
+
+TEST(DraDevicesTest, OneDevicePerVfAndEachSharedPfOnce) {
+  TestNode node;
+  auto devs = nodeDevices(buildPools(defaultConfig(), node.inventory()));
+  // rdma/vf: 4 PFs x 4 VFs; rdma/shared: the 4 PFs, once each (not once per slot).
+  ASSERT_EQ(devs.size(), 20u);
+  for (const auto& d : devs) {
+    EXPECT_TRUE(kube::isDnsLabel(d.name)) << d.name;
+    EXPECT_EQ(d.name, dra::pciDeviceName(d.device.pci));
+  }
+  DeviceSnapshot inv{.devices = devs};
+  const NodeDevice* vf = inv.find(dra::pciDeviceName(node.vf(1, 2)));
+  ASSERT_NE(vf, nullptr);
+  EXPECT_EQ(vf->pool, "rdma/vf");
+  EXPECT_FALSE(vf->shareable);
+  EXPECT_EQ(vf->device.id, node.vf(1, 2).str());
+  const NodeDevice* pf = inv.find(dra::pciDeviceName(node.pf(1)));
+  ASSERT_NE(pf, nullptr);
+  EXPECT_EQ(pf->pool, "rdma/shared");
+  EXPECT_TRUE(pf->shareable);
+  EXPECT_EQ(pf->device.id, sharedSlotId(node.pf(1), 0));
+  EXPECT_EQ(inv.find("pci-0000-99-00-0"), nullptr);
+}
+
+TEST(DraDevicesTest, AFunctionInTwoPoolsIsPublishedByTheFirst) {
+  // A PF without VFs can be a whole-function device of a vf pool and the PF of a shared pool.
+  const PciAddress pf = *PciAddress::parse("0000:17:00.0");
+  Pool whole{.config = {.resource_name = "whole"}, .devices = {{.id = pf.str(), .pci = pf}}};
+  Pool shared{
+      .config = {.resource_name = "shared", .mode = PoolMode::kShared},
+      .devices = {{.id = sharedSlotId(pf, 0), .pci = pf}, {.id = sharedSlotId(pf, 1), .pci = pf}}};
+  std::vector<std::string> dups;
+  auto devs = nodeDevices({whole, shared}, &dups);
+  ASSERT_EQ(devs.size(), 1u);
+  EXPECT_EQ(devs[0].pool, "rdma/whole");
+  EXPECT_EQ(dups, std::vector<std::string>{"pci-0000-17-00-0"});  // once, not once per slot
+  dups.clear();
+  devs = nodeDevices({shared}, &dups);
+  ASSERT_EQ(devs.size(), 1u);
+  EXPECT_TRUE(dups.empty());
+}
+
+json claim(const std::string& uid, json results) {
+  return {{"apiVersion", "resource.k8s.io/v1"},
+          {"kind", "ResourceClaim"},
+          {"metadata", {{"name", "c"}, {"namespace", "ns"}, {"uid", uid}}},
+          {"status", {{"allocation", {{"devices", {{"results", results}}}}}}}};
+}
+json result(const std::string& request, const std::string& driver, const std::string& pool,
+            const std::string& device) {
+  return {{"request", request}, {"driver", driver}, {"pool", pool}, {"device", device}};
+}
+const ClaimRef kRef{.ns = "ns", .uid = "u-1", .name = "c"};
+
+TEST(ClaimAllocationTest, TakesOnlyThisDriversResultsOnThisNode) {
+  auto r = ourAllocation(claim("u-1", {result("gpu", "gpu.nvidia.com", "node-a", "gpu-0"),
+                                       result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2"),
+                                       result("nic", "rdma.rdmanet.io", "node-b", "0000-17-00-3")}),
+                         kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].request, "nic");
+  EXPECT_EQ((*r)[0].device, "0000-17-00-2");
+}
+
+TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
+  struct Case {
+    json claim;
+    std::string msg;
+  };
+  const json ours = {result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2")};
+  for (const Case& c : {
+           Case{claim("u-2", ours), "has UID u-2, kubelet asked for u-1"},
+           Case{claim("u-1", {result("nic", "other.example.com", "node-a", "x")}),
+                "no device of driver rdma.rdmanet.io in pool node-a (1 result(s) of other drivers"},
+           Case{claim("u-1", {result("nic", "rdma.rdmanet.io", "node-b", "x")}),
+                "(0 result(s) of other drivers, 1 of other pools)"},
+           Case{claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "../etc")}),
+                "malformed device name"},
+           Case{claim("u-1", {result("nic/a/b", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
+           Case{claim("u-1", {result("Nic", "rdma.rdmanet.io", "node-a", "x")}),
+                "malformed request name"},
+           Case{json{{"metadata", {{"uid", "u-1"}}}}, "is not allocated"},
+           Case{json::array(), "has UID <none>"},
+       }) {
+    auto r = ourAllocation(c.claim, kRef, "rdma.rdmanet.io", "node-a");
+    ASSERT_FALSE(r.ok()) << c.msg;
+    EXPECT_THAT(r.error().msg, HasSubstr(c.msg));
+  }
+}
+
+TEST(ClaimAllocationTest, ASubrequestKeepsItsFullNameAndBelongsToItsRequest) {
+  auto r = ourAllocation(claim("u-1", {result("nic/fast", "rdma.rdmanet.io", "node-a", "d-1")}),
+                         kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ((*r)[0].request, "nic/fast");
+  EXPECT_EQ(baseRequest("nic/fast"), "nic");
+  EXPECT_EQ(baseRequest("nic"), "nic");
+}
+
+TEST(ClaimAllocationTest, ClaimUidsThatCouldEscapeAFileNameAreRejected) {
+  EXPECT_TRUE(isValidClaimUid("0f3c9a5e-1b2d-4c3e-9f00-123456789abc"));
+  for (const char* bad : {"", "../x", "a/b", "a b", "a.json"}) EXPECT_FALSE(isValidClaimUid(bad));
+  EXPECT_FALSE(isValidClaimUid(std::string(64, 'a')));
+}
+
+TEST(CdiSpecTest, DeviceAndRequestDevicesAreNamedApartAndMountsAreReadOnlyBinds) {
+  EXPECT_EQ(deviceCdiName("u-1", "pci-0000-17-00-2"), "u-1-pci-0000-17-00-2");
+  EXPECT_EQ(requestCdiName("u-1", "nic"), "u-1_nic");
+  const json spec = claimCdiSpec(
+      {{.name = "u-1-pci-0000-17-00-2",
+        .edits = {.devices = {{"/dev/infiniband/uverbs2", "/dev/infiniband/uverbs2", "rw"}},
+                  .mounts = {{.container_path = "/var/run/rdmanet/0000:17:00.2",
+                              .host_path = "/run/pod-info/0000:17:00.2"}}}},
+       {.name = "u-1_nic", .edits = {.envs = {{"PCIDEVICE_RDMA_VF", "0000:17:00.2"}}}}});
+  ASSERT_EQ(spec["devices"].size(), 2u);
+  const json& mount = spec["devices"][0]["containerEdits"]["mounts"][0];
+  EXPECT_EQ(mount["hostPath"], "/run/pod-info/0000:17:00.2");
+  EXPECT_EQ(mount["options"], json::array({"bind", "ro"}));
+  EXPECT_EQ(spec["devices"][0]["containerEdits"]["env"], json::array());
+  EXPECT_EQ(spec["devices"][1]["containerEdits"]["env"],
+            json::array({"PCIDEVICE_RDMA_VF=0000:17:00.2"}));
+  EXPECT_FALSE(spec["devices"][1]["containerEdits"].contains("mounts"));
+}
+
+TEST(CdiSpecTest, WritingASpecMakesItsMountSourcesSoTheContainerStartsBeforeAnyCniAdd) {
+  // A real cluster: a DRA pod whose CNI ADD had not filled <podInfoDir>/<PCI> (no rdmanet
+  // network, or a Multus that cannot resolve the claim) failed to start, "stat
+  // /var/run/rdmanet/pod-info/<PCI>: no such file or directory".
+  const fs::path dir = fs::temp_directory_path() / ("cdi-mounts-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const fs::path source = dir / "run" / "pod-info" / "0000:17:00.2";
+  ASSERT_TRUE(writeClaimCdiSpec(dir / "cdi" / claimSpecFileName("u-1"),
+                                {{.name = "u-1-pci-0000-17-00-2",
+                                  .edits = {.mounts = {{.container_path = "/var/run/rdmanet/x",
+                                                        .host_path = source.string()}}}}})
+                  .ok());
+  const testing::ContainerView seen =
+      testing::applyCdi(dir / "cdi", {"rdmanet.io/rdma=u-1-pci-0000-17-00-2"});
+  EXPECT_TRUE(seen.unresolved.empty());
+  EXPECT_TRUE(seen.missing_mount_sources.empty()) << seen.missing_mount_sources.front();
+  struct stat st {};
+  ASSERT_EQ(::stat(source.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  // A source that exists as a file is refused, not written through.
+  fs::remove(source);
+  std::ofstream(source.string()) << "x";
+  EXPECT_FALSE(writeClaimCdiSpec(dir / "cdi" / claimSpecFileName("u-2"),
+                                 {{.name = "u-2-d",
+                                   .edits = {.mounts = {{.container_path = "/var/run/rdmanet/x",
+                                                         .host_path = source.string()}}}}})
+                   .ok());
+  EXPECT_FALSE(fs::exists(dir / "cdi" / claimSpecFileName("u-2")));
+  fs::remove_all(dir);
+}
+
+TEST(ClaimCheckpointTest, SurvivesAReloadAndIsPrivate) {
+  const fs::path dir = testing::makeTempDir("dra-ckpt");
+  const fs::path file = dir / "checkpoint.json";
+  {
+    ClaimCheckpoint c(file);
+    ASSERT_TRUE(c.load().ok());  // missing: empty
+    PreparedClaim p{.ref = kRef, .cdi_spec = dir / "spec.json"};
+    p.devices.push_back({.request_names = {"nic"},
+                         .pool_name = "node-a",
+                         .device_name = "0000-17-00-2",
+                         .cdi_device_ids = {"rdmanet.io/rdma=u-1-0000-17-00-2"}});
+    ASSERT_TRUE(c.put(p).ok());
+    ASSERT_TRUE(c.put({.ref = {.ns = "ns", .uid = "u-2", .name = "d"}}).ok());
+    ASSERT_TRUE(c.erase("u-2").ok());
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ClaimCheckpoint again(file);
+  ASSERT_TRUE(again.load().ok());
+  ASSERT_EQ(again.claims().size(), 1u);
+  const PreparedClaim* p = again.find("u-1");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->ref.name, "c");
+  EXPECT_EQ(p->cdi_spec, dir / "spec.json");
+  ASSERT_EQ(p->devices.size(), 1u);
+  EXPECT_EQ(p->devices[0].cdi_device_ids[0], "rdmanet.io/rdma=u-1-0000-17-00-2");
+  fs::remove_all(dir);
+}
+
+TEST(ClaimCheckpointTest, AnUnreadableCheckpointIsAnErrorNotAnEmptyOne) {
+  const fs::path dir = testing::makeTempDir("dra-ckpt");
+  std::ofstream(dir / "checkpoint.json") << "{\"version\": 1, \"claims\": {\"u\": {}}}";
+  ClaimCheckpoint c(dir / "checkpoint.json");
+  EXPECT_FALSE(c.load().ok());
+  std::ofstream(dir / "checkpoint.json") << "not json";
+  EXPECT_FALSE(c.load().ok());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rdmanet::dp

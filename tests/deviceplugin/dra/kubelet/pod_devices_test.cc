@@ -1,0 +1,88 @@
+// The pod → device records prepare writes for the CNI (deviceplugin/dra/kubelet/pod_devices.h).
+#include "deviceplugin/dra/kubelet/pod_devices.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "tests/simnode/temp_dir.h"
+
+namespace rdmanet::dp {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kPodA = "0f3c9a5e-1b2d-4c3e-9f00-123456789abc";
+constexpr const char* kPodB = "1a2b3c4d-1b2d-4c3e-9f00-123456789abc";
+
+DeviceSnapshot snapshot() {
+  DeviceSnapshot s;
+  NodeDevice d{.name = "pci-0000-81-10-2", .pool = "rdma/vf"};
+  d.device.pci = *PciAddress::parse("0000:81:10.2");
+  s.devices.push_back(d);
+  return s;
+}
+
+PreparedClaim claim(const std::string& uid) {
+  return {.ref = {.ns = "team", .uid = uid, .name = "c-" + uid},
+          .devices = {
+              {.request_names = {"nic"}, .pool_name = "node-1", .device_name = "pci-0000-81-10-2"},
+              {.request_names = {"nic"}, .pool_name = "node-1", .device_name = "gone"}}};
+}
+
+json read(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+TEST(PodDevicesTest, ReservedPodsAreTheCoreGroupsPodsWithValidUids) {
+  const json c = {
+      {"status",
+       {{"reservedFor", json::array({{{"resource", "pods"}, {"name", "a"}, {"uid", kPodA}},
+                                     {{"resource", "pods"}, {"apiGroup", "x.io"}, {"uid", kPodB}},
+                                     {{"resource", "jobs"}, {"uid", kPodB}},
+                                     {{"resource", "pods"}, {"uid", "../x"}},
+                                     "junk"})}}}};
+  EXPECT_EQ(reservedPods(c), std::set<std::string>{kPodA});
+  EXPECT_TRUE(reservedPods(json::object()).empty());
+  EXPECT_TRUE(reservedPods(json{{"status", {{"reservedFor", "x"}}}}).empty());
+}
+
+TEST(PodDevicesTest, EachPodGetsARecordThatUnprepareRemovesWithTheEmptiedPodDir) {
+  sim::TempDir tmp;
+  const fs::path dir = tmp.path() / "dra-devices";  // made on first use
+  ASSERT_TRUE(writePodDevices(dir, {kPodA, kPodB}, claim("u-1"), snapshot()).ok());
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, claim("u-2"), snapshot()).ok());
+  const json rec = read(dir / kPodA / "u-1.json");
+  EXPECT_EQ(rec["claim"]["uid"], "u-1");
+  ASSERT_EQ(rec["devices"].size(), 1u);  // "gone" is not on the node any more
+  EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/vf");
+  EXPECT_EQ(rec["devices"][0]["pciAddress"], "0000:81:10.2");
+  EXPECT_EQ(rec["devices"][0]["request"], "nic");
+  struct stat st {};
+  ASSERT_EQ(::stat((dir / kPodB / "u-1.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+
+  ASSERT_TRUE(removePodDevices(dir, "u-1").ok());
+  EXPECT_FALSE(fs::exists(dir / kPodB));  // its only claim
+  EXPECT_FALSE(fs::exists(dir / kPodA / "u-1.json"));
+  EXPECT_TRUE(fs::exists(dir / kPodA / "u-2.json"));
+  EXPECT_TRUE(removePodDevices(dir, "u-1").ok());  // again: nothing to do
+  EXPECT_TRUE(removePodDevices(tmp.path() / "missing", "u-1").ok());
+}
+
+TEST(PodDevicesTest, TheStartSweepKeepsOnlyPreparedClaimsRecords) {
+  sim::TempDir tmp;
+  const fs::path dir = tmp.path();
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, claim("kept"), snapshot()).ok());
+  ASSERT_TRUE(writePodDevices(dir, {kPodA, kPodB}, claim("stale"), snapshot()).ok());
+  sweepPodDevices(dir, {"kept"});
+  EXPECT_TRUE(fs::exists(dir / kPodA / "kept.json"));
+  EXPECT_FALSE(fs::exists(dir / kPodA / "stale.json"));
+  EXPECT_FALSE(fs::exists(dir / kPodB));
+}
+
+}  // namespace
+}  // namespace rdmanet::dp
