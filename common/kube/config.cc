@@ -5,13 +5,16 @@
 #include <array>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include "common/kube/yaml_json.h"
+#include "common/os/read_file.h"
 
 namespace rdmanet::kube {
 namespace {
+
+// Embedded certificates make a kubeconfig a few KiB; the bound only keeps a wrong path (a log,
+// a disk image) from being read whole.
+constexpr size_t kMaxKubeconfigBytes = 4 << 20;
 
 using json = nlohmann::json;
 
@@ -98,14 +101,13 @@ Result<KubeConfig> inClusterConfig(const InClusterEnv& env) {
 }
 
 Result<KubeConfig> loadKubeconfig(const std::filesystem::path& file, const std::string& context) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return makeError(ErrorCode::kIoFailure,
-                     fmt::format("cannot read kubeconfig {}", file.string()));
+  // A kubeconfig may come from a Secret or ConfigMap volume: a symlink into its "..data".
+  auto text = readFile(file, kMaxKubeconfigBytes, Symlink::kFollow);
+  if (!text.ok() || !*text) {
+    return makeError(ErrorCode::kIoFailure, fmt::format("cannot read kubeconfig {}", file.string()),
+                     text.ok() ? "no such file" : text.error().msg);
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  auto r = parseKubeconfig(ss.str(), file.parent_path(), context);
+  auto r = parseKubeconfig(**text, file.parent_path(), context);
   if (!r.ok()) return r.error().context(file.string());
   return r;
 }

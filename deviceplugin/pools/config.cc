@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/inventory/netdev.h"
 #include "common/kube/names.h"
+#include "common/os/read_file.h"
 #include "deviceplugin/pools/config_internal.h"
 
 namespace rdmanet::dp {
@@ -207,13 +206,12 @@ Result<PluginConfig> parseConfig(std::string_view text) {
 }
 
 Result<PluginConfig> loadConfigFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return errnoError(ErrorCode::kIoFailure, errno, fmt::format("cannot read {}", path.string()));
+  // The config is a ConfigMap's file: a symlink into its "..data" directory.
+  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(path, kMaxConfigBytes, Symlink::kFollow));
+  if (!text) {
+    return errnoError(ErrorCode::kIoFailure, ENOENT, fmt::format("cannot read {}", path.string()));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto r = parseConfig(ss.str());
+  auto r = parseConfig(*text);
   if (!r.ok()) return r.error().context(path.string());
   return r;
 }
