@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "common/json/json_access.h"
 #include "common/kube/yaml_json.h"
 #include "common/os/read_file.h"
 
@@ -23,13 +24,12 @@ std::string envOr(const char* name) {
   return v != nullptr ? v : "";
 }
 
-// The string at obj[key], "" when absent; an error when present but not a string.
+// The string at obj[key], "" when absent; error 7 naming "<where>.<key>" when present but not a
+// string.
 Result<std::string> str(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return std::string();
-  if (!obj[key].is_string()) {
-    return makeError(ErrorCode::kInvalidConfig, fmt::format("{}.{} is not a string", where, key));
-  }
-  return obj[key].get<std::string>();
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::string();
+  return asString(*v, fmt::format("{}.{}", where, key));
 }
 
 // The `inner` object of the named entry of a kubeconfig list (clusters/users/contexts).
