@@ -1,5 +1,7 @@
 #include "deviceplugin/pools/cdi.h"
 
+#include <fmt/format.h>
+
 #include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 
@@ -23,7 +25,7 @@ json deviceNode(const DeviceNode& n) {
 
 json containerEdits(const ContainerAllocation& a) {
   json env = json::array();
-  for (const auto& [k, v] : a.envs) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : a.envs) env.push_back(fmt::format("{}={}", k, v));
   json nodes = json::array();
   for (const DeviceNode& n : a.devices) nodes.push_back(deviceNode(n));
   json edits = {{"env", std::move(env)}, {"deviceNodes", std::move(nodes)}};
