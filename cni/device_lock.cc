@@ -8,17 +8,14 @@
 #include <thread>
 #include <utility>
 
-#include "cni/held_file.h"
+#include "common/os/held_file.h"
 
 namespace rdmanet::cni {
-
-DeviceLock::DeviceLock(DeviceLock&& o) noexcept
-    : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
 
 DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
   if (this != &o) {
     release();
-    fd_ = std::exchange(o.fd_, -1);
+    fd_ = std::move(o.fd_);
     path_ = std::move(o.path_);
   }
   return *this;
@@ -27,12 +24,11 @@ DeviceLock& DeviceLock::operator=(DeviceLock&& o) noexcept {
 DeviceLock::~DeviceLock() { release(); }
 
 void DeviceLock::release() {
-  if (fd_ < 0) return;
+  if (fd_.get() < 0) return;
   // Removed while still held: a waiter that opened this inode finds it unlinked once it gets
   // the flock, and opens the path afresh (holdFile).
   (void)::unlink(path_.c_str());
-  ::close(fd_);  // closing the fd drops the flock
-  fd_ = -1;
+  fd_ = Fd();  // closing the fd drops the flock
 }
 
 Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& path,
@@ -42,7 +38,7 @@ Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& path,
   for (;;) {
     auto h = holdFile(path, HoldMode::kCreateTry);
     if (!h.ok()) return h.error().context("device lock");
-    if (h->fd >= 0) return DeviceLock(h->fd, path);
+    if (h->held()) return DeviceLock(std::move(h->fd), path);
     if (std::chrono::steady_clock::now() >= deadline) {
       return makeError(
           ErrorCode::kTryAgainLater,
@@ -61,6 +57,10 @@ std::string lockName(std::string_view prefix, std::string_view key) {
     out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
   }
   return out;
+}
+
+bool isLockFileName(std::string_view filename) {
+  return filename.size() > 5 && filename.ends_with(".lock");
 }
 
 }  // namespace rdmanet::cni

@@ -4,21 +4,22 @@
 // A device busy past the deadline is error 11 ("try again later"): kubelet retries, where a
 // blocking lock would stall pod start-up for a minute. The lock is released when the object is
 // destroyed or the process dies (the kernel drops flocks with the fd), so a crashed plugin
-// never wedges a device. The file is a held file (held_file.h): the holder removes it on
-// release, and a file left by a crashed holder is swept, so lock files do not pile up.
+// never wedges a device. The file is a held file (common/os/held_file.h): the holder removes it
+// on release, and a file left by a crashed holder is swept, so lock files do not pile up.
 
 #include <chrono>
 #include <filesystem>
 #include <string>
 
 #include "common/base/result.h"
+#include "common/os/fd.h"
 
 namespace rdmanet::cni {
 
 class DeviceLock {
  public:
   DeviceLock() = default;
-  DeviceLock(DeviceLock&& o) noexcept;
+  DeviceLock(DeviceLock&& o) noexcept = default;
   DeviceLock& operator=(DeviceLock&& o) noexcept;
   DeviceLock(const DeviceLock&) = delete;
   DeviceLock& operator=(const DeviceLock&) = delete;
@@ -27,17 +28,19 @@ class DeviceLock {
   // Polls for the lock until `timeout`. Error 11 on timeout, 5 if the file cannot be opened.
   static Result<DeviceLock> acquire(const std::filesystem::path& path,
                                     std::chrono::milliseconds timeout);
-  bool held() const { return fd_ >= 0; }
+  bool held() const { return fd_.get() >= 0; }
 
  private:
-  DeviceLock(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
+  DeviceLock(Fd fd, std::filesystem::path path) : fd_(std::move(fd)), path_(std::move(path)) {}
   void release();
-  int fd_ = -1;
+  Fd fd_;
   std::filesystem::path path_;
 };
 
 // A lock-file name for a device key ("0000:81:10.2", "ens1f0", "ens1f0.100"): characters other
 // than [A-Za-z0-9._-] become '_' so the name is a plain file name.
 std::string lockName(std::string_view prefix, std::string_view key);
+// Whether a file name is a lock file's ("<name>.lock"), for the sweep of the locks directory.
+bool isLockFileName(std::string_view filename);
 
 }  // namespace rdmanet::cni

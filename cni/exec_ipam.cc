@@ -12,6 +12,7 @@
 #include "cni/ipam.h"
 #include "cni/limits.h"
 #include "cni/netconf.h"
+#include "common/os/fd.h"
 
 extern char** environ;
 
@@ -19,15 +20,15 @@ namespace rdmanet::cni {
 namespace {
 
 struct Pipe {
-  int fd[2] = {-1, -1};
-  ~Pipe() { closeBoth(); }
-  void closeBoth() {
-    for (int& f : fd) {
-      if (f >= 0) ::close(f);
-      f = -1;
-    }
-  }
+  Fd read{};
+  Fd write{};
 };
+
+Result<Pipe> openPipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return errnoError(ErrorCode::kInternal, errno, "pipe");
+  return Pipe{.read = Fd(fds[0]), .write = Fd(fds[1])};
+}
 
 // Builds the child's environment: ours without any CNI_* variable, plus the non-empty
 // overrides. An empty CNI_NETNS or CNI_CONTAINERID is left out rather than passed empty, which
@@ -75,27 +76,23 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   envp.push_back(nullptr);
   char* argv[] = {const_cast<char*>(bin->c_str()), nullptr};
 
-  Pipe in, out;
-  if (::pipe2(in.fd, O_CLOEXEC) != 0 || ::pipe2(out.fd, O_CLOEXEC) != 0) {
-    return errnoError(ErrorCode::kInternal, errno, "pipe");
-  }
+  RDMANET_ASSIGN_OR_RETURN(Pipe in, openPipe());
+  RDMANET_ASSIGN_OR_RETURN(Pipe out, openPipe());
   const pid_t pid = ::fork();
   if (pid < 0) return errnoError(ErrorCode::kInternal, errno, "fork");
   if (pid == 0) {
     // Child: only async-signal-safe calls until execve.
-    ::dup2(in.fd[0], 0);
-    ::dup2(out.fd[1], 1);
+    ::dup2(in.read.get(), 0);
+    ::dup2(out.write.get(), 1);
     ::execve(argv[0], argv, envp.data());
     ::_exit(127);
   }
-  ::close(in.fd[0]);
-  in.fd[0] = -1;
-  ::close(out.fd[1]);
-  out.fd[1] = -1;
+  in.read = Fd();
+  out.write = Fd();
   // Our pipe ends never block: poll() only promises room for one byte, and a blocking write of
   // a large config would wait for a delegate that is itself blocked writing its stdout.
-  ::fcntl(in.fd[1], F_SETFL, O_NONBLOCK);
-  ::fcntl(out.fd[0], F_SETFL, O_NONBLOCK);
+  ::fcntl(in.write.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
   // A delegate that exits without reading stdin must not kill us with SIGPIPE.
   struct sigaction ign {
   }, old{};
@@ -105,44 +102,37 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   ExecOutput result;
   size_t written = 0;
   const std::string& data = req.stdin_data;
-  if (data.empty()) {
-    ::close(in.fd[1]);
-    in.fd[1] = -1;
-  }
+  if (data.empty()) in.write = Fd();
   // Interleave writing stdin and reading stdout so neither side can block on a full pipe.
-  while (out.fd[0] >= 0) {
+  while (out.read.get() >= 0) {
     pollfd fds[2];
     int n = 0;
-    fds[n++] = {out.fd[0], POLLIN, 0};
-    if (in.fd[1] >= 0) fds[n++] = {in.fd[1], POLLOUT, 0};
+    fds[n++] = {out.read.get(), POLLIN, 0};
+    if (in.write.get() >= 0) fds[n++] = {in.write.get(), POLLOUT, 0};
     if (::poll(fds, n, -1) < 0) {
       if (errno == EINTR) continue;
       break;
     }
     if (n == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
-      const ssize_t w = ::write(in.fd[1], data.data() + written, data.size() - written);
+      const ssize_t w = ::write(in.write.get(), data.data() + written, data.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
       if (w < 0 && errno != EINTR && errno != EAGAIN) written = data.size();
-      if (written >= data.size()) {
-        ::close(in.fd[1]);
-        in.fd[1] = -1;
-      }
+      if (written >= data.size()) in.write = Fd();
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       char buf[8192];
-      const ssize_t r = ::read(out.fd[0], buf, sizeof(buf));
+      const ssize_t r = ::read(out.read.get(), buf, sizeof(buf));
       if (r > 0) {
         // One byte past the limit is enough for the parser to refuse it by name.
         if (result.stdout_data.size() <= kMaxDelegateOutputBytes) {
           result.stdout_data.append(buf, static_cast<size_t>(r));
         }
       } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
-        ::close(out.fd[0]);
-        out.fd[0] = -1;
+        out.read = Fd();
       }
     }
   }
-  in.closeBoth();
+  in.write = Fd();
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

@@ -1,6 +1,6 @@
 #pragma once
-// Typed, non-throwing access to untrusted JSON. Every wrong type is error 7 naming the key, so
-// a bad netconf or result always explains itself.
+// Parsing and printing the CNI's JSON within its limits. Typed access to the parsed document is
+// common/json/json_access.h (error 7 naming the key), re-exported here for the CNI's readers.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -10,6 +10,7 @@
 
 #include "cni/limits.h"
 #include "common/base/result.h"
+#include "common/json/json_access.h"
 
 namespace rdmanet::cni {
 
@@ -19,17 +20,6 @@ using json = nlohmann::json;
 // when the text is longer, nests deeper or holds a longer string or key than `limits` allow
 // (checked while parsing: a too-deep document is never built).
 Result<json> parseJson(std::string_view text, const JsonLimits& limits = kConfigLimits);
-
-Error typeError(std::string_view key, std::string_view want);
-// Absent or null: nullopt. Wrong type: error 7 "<key> must be a <type>".
-Result<std::optional<std::string>> optString(const json& obj, std::string_view key);
-Result<std::optional<bool>> optBool(const json& obj, std::string_view key);
-// An integer in [lo, hi]; floats and strings are rejected (like Go's encoding/json into int).
-Result<std::optional<int64_t>> optInt(const json& obj, std::string_view key, int64_t lo,
-                                      int64_t hi);
-// An object member that must be an object when present.
-Result<const json*> optObject(const json& obj, std::string_view key);
-Result<const json*> optArray(const json& obj, std::string_view key);
 
 // JSON text of `j` compact, with invalid UTF-8 replaced (never throws).
 std::string dumpJson(const json& j, int indent = -1);

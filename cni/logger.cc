@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "common/os/fd.h"
+
 namespace rdmanet::cni {
 
 LogLevel parseLogLevel(std::string_view s) {
@@ -26,13 +28,11 @@ void Logger::setContext(std::string container_id, std::string netns, std::string
 void Logger::setFile(const std::string& path) {
   if (path.empty()) return;
   // O_CLOEXEC: IPAM children must not inherit the log file.
-  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return;
-  std::FILE* f = ::fdopen(fd, "a");
-  if (f == nullptr) {
-    ::close(fd);
-    return;
-  }
+  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return;
+  std::FILE* f = ::fdopen(fd.get(), "a");
+  if (f == nullptr) return;
+  (void)fd.release();  // the FILE owns it now
   if (file_ != nullptr) std::fclose(file_);
   file_ = f;
 }

@@ -42,7 +42,7 @@ Result<std::optional<bool>> onOff(const json& obj, std::string_view key) {
     return invalid(
         fmt::format("\"{}\" must be \"on\" or \"off\", not \"{}\"", key, it->get<std::string>()));
   }
-  return typeError(key, "\"on\" or \"off\"");
+  return jsonTypeError(key, "\"on\" or \"off\"");
 }
 
 Result<std::optional<PciAddress>> pciField(const json& obj, std::string_view key) {
@@ -187,7 +187,7 @@ Status parseIpam(const json& doc, NetConf& c) {
 
 Status parseIps(const json& arr, std::string_view key, std::vector<IpPrefix>& out) {
   for (const auto& ip : arr) {
-    if (!ip.is_string()) return typeError(key, "an array of CIDR strings");
+    if (!ip.is_string()) return jsonTypeError(key, "an array of CIDR strings");
     auto p = IpPrefix::parse(ip.get<std::string>());
     if (!p.ok()) return p.error().context(key);
     out.push_back(*p);
@@ -245,7 +245,7 @@ Status parseAttachments(const json& doc, NetConf& c) {
     c.has_valid_attachments = true;
     c.valid_attachments.clear();
     for (const auto& a : *arr) {
-      if (!a.is_object()) return typeError(key, "an array of {containerID, ifname} objects");
+      if (!a.is_object()) return jsonTypeError(key, "an array of {containerID, ifname} objects");
       RDMANET_ASSIGN_OR_RETURN(auto id, optString(a, "containerID"));
       RDMANET_ASSIGN_OR_RETURN(auto ifname, optString(a, "ifname"));
       c.valid_attachments.push_back({id.value_or(""), ifname.value_or("")});

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "cni/device_lock.h"
-#include "cni/held_file.h"
 #include "cni/ipam.h"
 #include "cni/mode.h"
 #include "cni/plugin.h"
@@ -15,11 +14,13 @@
 #include "cni/pod_netns.h"
 #include "cni/rdma_attach.h"
 #include "cni/state_recovery.h"
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
 namespace {
 
-// Temp and lock files of invocations that died holding them (held_file.h): the store's, and
+// Temp and lock files of invocations that died holding them (common/os/held_file.h): the
+// store's, and
 // those beside the given device-info files. Cheap (a few small directories), so every DEL and
 // GC does it: a crashed ADD is followed by a DEL, which cleans up after it.
 void sweepStale(PluginDeps& deps, const std::vector<std::string>& device_info_files) {
@@ -30,7 +31,7 @@ void sweepStale(PluginDeps& deps, const std::vector<std::string>& device_info_fi
     const std::filesystem::path dir = std::filesystem::path(f).parent_path();
     if (std::find(dirs.begin(), dirs.end(), dir) != dirs.end()) continue;
     dirs.push_back(dir);
-    n += sweepUnheld(dir, Transient::kTemp);
+    n += sweepAtomicTemps(dir);
   }
   if (n > 0) deps.log.info("removed {} temp or lock files left by crashed invocations", n);
 }

@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "cni/held_file.h"
+#include "cni/state_store.h"
+#include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 
 namespace rdmanet::cni {
@@ -97,16 +98,19 @@ Status writePodInfo(const std::string& dir, const nlohmann::json& info) {
   // /var/run/rdmanet/pod-info, is on a tmpfs that nothing else fills after a boot (a real
   // cluster's first ADD failed with ENOENT on /var/run/rdmanet).
   RDMANET_RETURN_IF_ERROR(makeDirs(d));
-  RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", 0644));
-  return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), 0644);
+  // Read by the pod's containers, whatever their user; written as the store's files are.
+  constexpr AtomicWriteOptions kReadable{.mode = 0644, .durable = kCniWrite.durable};
+  RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", kReadable));
+  return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), kReadable);
 }
 
 void removePodInfo(const std::string& dir) {
   for (const char* f : {kPodInfoEnvFile, kPodInfoJsonFile}) {
     (void)::unlink((fs::path(dir) / f).c_str());
   }
-  // A write that a crash cut short left its temp file here (held_file.h): nobody holds it now.
-  (void)sweepUnheld(dir, Transient::kTemp);
+  // A write that a crash cut short left its temp file here (common/os/atomic_file.h): nobody
+  // holds it now.
+  (void)sweepAtomicTemps(dir);
 }
 
 }  // namespace rdmanet::cni

@@ -7,8 +7,9 @@
 #include <cerrno>
 #include <filesystem>
 
-#include "cni/held_file.h"
+#include "cni/state_store.h"
 #include "common/inventory/rdma.h"
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -144,7 +145,7 @@ Status writeDeviceInfo(const std::string& path, const nlohmann::json& doc) {
   std::error_code ec;
   const std::filesystem::path p(path);
   std::filesystem::create_directories(p.parent_path(), ec);
-  return writeFileAtomic(p, doc.dump(2));
+  return writeFileAtomic(p, doc.dump(2), kCniWrite);
 }
 
 }  // namespace rdmanet::cni

@@ -35,14 +35,14 @@ Result<std::vector<std::string>> stringList(const json& obj, std::string_view ke
   RDMANET_ASSIGN_OR_RETURN(const json* arr, optArray(obj, key));
   if (arr == nullptr) return out;
   for (const auto& s : *arr) {
-    if (!s.is_string()) return typeError(key, "an array of strings");
+    if (!s.is_string()) return jsonTypeError(key, "an array of strings");
     out.push_back(s.get<std::string>());
   }
   return out;
 }
 
 Result<CniRoute> parseRoute(const json& r) {
-  if (!r.is_object()) return typeError("routes", "an array of objects");
+  if (!r.is_object()) return jsonTypeError("routes", "an array of objects");
   CniRoute route;
   RDMANET_ASSIGN_OR_RETURN(route.dst, reqPrefix(r, "dst"));
   RDMANET_ASSIGN_OR_RETURN(route.gw, optIp(r, "gw"));
@@ -88,14 +88,14 @@ json routeJson(const CniRoute& r, bool v11) {
 }  // namespace
 
 Result<CniResult> parseResult(const json& j) {
-  if (!j.is_object()) return typeError("result", "an object");
+  if (!j.is_object()) return jsonTypeError("result", "an object");
   CniResult r;
   RDMANET_ASSIGN_OR_RETURN(auto version, optString(j, "cniVersion"));
   r.cni_version = version.value_or("");
   RDMANET_ASSIGN_OR_RETURN(const json* ifaces, optArray(j, "interfaces"));
   if (ifaces != nullptr) {
     for (const auto& i : *ifaces) {
-      if (!i.is_object()) return typeError("interfaces", "an array of objects");
+      if (!i.is_object()) return jsonTypeError("interfaces", "an array of objects");
       CniInterface iface;
       RDMANET_ASSIGN_OR_RETURN(auto name, optString(i, "name"));
       RDMANET_ASSIGN_OR_RETURN(auto mac, optString(i, "mac"));
@@ -115,7 +115,7 @@ Result<CniResult> parseResult(const json& j) {
   RDMANET_ASSIGN_OR_RETURN(const json* ips, optArray(j, "ips"));
   if (ips != nullptr) {
     for (const auto& i : *ips) {
-      if (!i.is_object()) return typeError("ips", "an array of objects");
+      if (!i.is_object()) return jsonTypeError("ips", "an array of objects");
       CniIp ip;
       RDMANET_ASSIGN_OR_RETURN(ip.address, reqPrefix(i, "address"));
       RDMANET_ASSIGN_OR_RETURN(ip.gateway, optIp(i, "gateway"));

@@ -7,12 +7,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
-#include "cni/held_file.h"
+#include "cni/device_lock.h"
 #include "cni/json_util.h"
 #include "cni/limits.h"
+#include "common/os/held_file.h"
 #include "common/os/read_file.h"
 
 namespace fs = std::filesystem;
@@ -64,9 +63,9 @@ fs::path StateStore::lockPath(const std::string& name) const {
 }
 
 int StateStore::sweepStale() const {
-  int n = sweepUnheld(dir_, Transient::kTemp);
-  for (const char* sub : {"vlan", "ipam"}) n += sweepUnheld(dir_ / sub, Transient::kTemp);
-  return n + sweepUnheld(dir_ / "locks", Transient::kLock);
+  int n = sweepAtomicTemps(dir_);
+  for (const char* sub : {"vlan", "ipam"}) n += sweepAtomicTemps(dir_ / sub);
+  return n + sweepUnheld(dir_ / "locks", isLockFileName);
 }
 
 Status StateStore::save(const AttachmentState& st) const {
@@ -78,7 +77,7 @@ Status StateStore::save(const AttachmentState& st) const {
                      fmt::format("state of {}/{} would be {} bytes, above the limit of {} bytes",
                                  st.container_id, st.ifname, text.size(), kMaxStateBytes));
   }
-  return writeFileAtomic(fileFor(st.container_id, st.ifname), text);
+  return writeFileAtomic(fileFor(st.container_id, st.ifname), text, kCniWrite);
 }
 
 Result<std::optional<AttachmentState>> StateStore::load(const std::string& container_id,
@@ -141,7 +140,7 @@ Result<std::optional<json>> StateStore::readDoc(const std::string& rel) const {
 
 Status StateStore::writeDoc(const std::string& rel, const json& doc) const {
   RDMANET_RETURN_IF_ERROR(ensure());
-  return writeFileAtomic(dir_ / rel, dumpJson(doc));
+  return writeFileAtomic(dir_ / rel, dumpJson(doc), kCniWrite);
 }
 
 Status StateStore::removeDoc(const std::string& rel) const {

@@ -6,8 +6,8 @@
 //   <containerid>_<ifname>.json   one attachment (files 0600, written atomically: temp file +
 //                                 rename, so a reader sees the old or the new file whole)
 //   locks/<name>.lock             flock files (device_lock.h), removed by their holder
-//   *.rdmanet-tmp.<pid>           temp files of writes in progress (held_file.h), in any of
-//                                 these directories; sweepStale() removes those of dead writers
+//   *.rdmanet-tmp.<tid>           temp files of writes in progress (common/os/atomic_file.h), in
+//                                 any of these directories; sweepStale() removes dead writers'
 //   vlan/<link>.json              which attachments use a shared host VLAN device
 //   ipam/<type>.json              the CNI versions an IPAM delegate accepts (cache)
 // Container ids and ifnames are validated before they get here (env.h), so they are safe file
@@ -23,8 +23,15 @@
 
 #include "cni/attachment_state.h"
 #include "common/base/result.h"
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
+
+// How the CNI writes its files (common/os/atomic_file.h): no fsync. The rename makes an update
+// atomic for readers and survives a crash of the plugin; what a power loss could lose (state of
+// attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk flush
+// on every pod start.
+inline constexpr AtomicWriteOptions kCniWrite{.mode = 0600, .durable = false};
 
 class StateStore {
  public:
@@ -52,7 +59,8 @@ class StateStore {
 
   std::filesystem::path lockPath(const std::string& name) const;
 
-  // Removes the temp and lock files of processes that died holding them (held_file.h) from
+  // Removes the temp and lock files of processes that died holding them (common/os/held_file.h)
+  // from
   // every directory of the store. Returns how many.
   int sweepStale() const;
 

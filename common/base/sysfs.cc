@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <system_error>
 
+#include "common/os/fd.h"
+
 namespace fs = std::filesystem;
 
 namespace rdmanet {
@@ -35,23 +37,19 @@ namespace {
 // open/read/close and no stream: a node scan reads tens of thousands of attributes. At most
 // `max_bytes` are kept.
 std::optional<std::string> readWhole(const fs::path& file, size_t max_bytes) {
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return std::nullopt;
   std::string s;
   char buf[4096];
   while (s.size() < max_bytes) {
-    const ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - s.size()));
+    const ssize_t n = ::read(fd.get(), buf, std::min(sizeof buf, max_bytes - s.size()));
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      return std::nullopt;
-    }
+    if (n < 0) return std::nullopt;
     s.append(buf, static_cast<size_t>(n));
     // A sysfs attribute comes whole in one read, and a short read of a regular file is its
     // end: no second read just to see EOF.
     if (static_cast<size_t>(n) < sizeof buf) break;
   }
-  ::close(fd);
   return s;
 }
 

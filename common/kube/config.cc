@@ -5,13 +5,17 @@
 #include <array>
 #include <charconv>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "common/json/json_access.h"
 #include "common/kube/yaml_json.h"
+#include "common/os/read_file.h"
 
 namespace rdmanet::kube {
 namespace {
+
+// Embedded certificates make a kubeconfig a few KiB; the bound only keeps a wrong path (a log,
+// a disk image) from being read whole.
+constexpr size_t kMaxKubeconfigBytes = 4 << 20;
 
 using json = nlohmann::json;
 
@@ -20,13 +24,12 @@ std::string envOr(const char* name) {
   return v != nullptr ? v : "";
 }
 
-// The string at obj[key], "" when absent; an error when present but not a string.
+// The string at obj[key], "" when absent; error 7 naming "<where>.<key>" when present but not a
+// string.
 Result<std::string> str(const json& obj, const char* key, const std::string& where) {
-  if (!obj.is_object() || !obj.contains(key) || obj[key].is_null()) return std::string();
-  if (!obj[key].is_string()) {
-    return makeError(ErrorCode::kInvalidConfig, fmt::format("{}.{} is not a string", where, key));
-  }
-  return obj[key].get<std::string>();
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::string();
+  return asString(*v, fmt::format("{}.{}", where, key));
 }
 
 // The `inner` object of the named entry of a kubeconfig list (clusters/users/contexts).
@@ -98,14 +101,13 @@ Result<KubeConfig> inClusterConfig(const InClusterEnv& env) {
 }
 
 Result<KubeConfig> loadKubeconfig(const std::filesystem::path& file, const std::string& context) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) {
-    return makeError(ErrorCode::kIoFailure,
-                     fmt::format("cannot read kubeconfig {}", file.string()));
+  // A kubeconfig may come from a Secret or ConfigMap volume: a symlink into its "..data".
+  auto text = readFile(file, kMaxKubeconfigBytes, Symlink::kFollow);
+  if (!text.ok() || !*text) {
+    return makeError(ErrorCode::kIoFailure, fmt::format("cannot read kubeconfig {}", file.string()),
+                     text.ok() ? "no such file" : text.error().msg);
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  auto r = parseKubeconfig(ss.str(), file.parent_path(), context);
+  auto r = parseKubeconfig(**text, file.parent_path(), context);
   if (!r.ok()) return r.error().context(file.string());
   return r;
 }

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
-#include <fstream>
-#include <sstream>
+#include "common/os/read_file.h"
 
 namespace rdmanet::kube {
+
+namespace {
+// A service-account JWT is about 1 KiB; kubelet's never reach this.
+constexpr size_t kMaxTokenBytes = 64 << 10;
+}  // namespace
 
 TokenSource::TokenSource(std::string fixed, std::filesystem::path file)
     : fixed_(std::move(fixed)), file_(std::move(file)) {}
@@ -24,14 +28,14 @@ Result<std::string> TokenSource::token(bool force) {
       static_cast<unsigned long long>(st.st_size) == size_) {
     return cached_;
   }
-  std::ifstream in(file_, std::ios::binary);
-  if (!in) {
+  // A projected service-account token is a symlink into its volume's "..data" directory.
+  auto text = readFile(file_, kMaxTokenBytes, Symlink::kFollow);
+  if (!text.ok() || !*text) {
     return makeError(ErrorCode::kIoFailure,
-                     fmt::format("cannot read token file {}", file_.string()));
+                     fmt::format("cannot read token file {}", file_.string()),
+                     text.ok() ? "no such file" : text.error().msg);
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  std::string t = ss.str();
+  std::string t = std::move(**text);
   // Token files written by hand often end in a newline; kubelet's do not.
   while (!t.empty() && (t.back() == '\n' || t.back() == '\r' || t.back() == ' ')) t.pop_back();
   if (t.empty()) {

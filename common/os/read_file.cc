@@ -9,8 +9,10 @@
 
 namespace rdmanet {
 
-Result<std::optional<std::string>> readFile(const std::filesystem::path& path, size_t max_bytes) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+Result<std::optional<std::string>> readFile(const std::filesystem::path& path, size_t max_bytes,
+                                            Symlink symlink) {
+  const int nofollow = symlink == Symlink::kRefuse ? O_NOFOLLOW : 0;
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | nofollow));
   if (fd.get() < 0) {
     if (errno == ENOENT) return std::optional<std::string>();
     return errnoError(ErrorCode::kIoFailure, errno, "cannot open " + path.string());

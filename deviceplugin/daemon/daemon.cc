@@ -9,9 +9,8 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
+#include "common/os/read_file.h"
 #include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
@@ -29,12 +28,12 @@ constexpr auto kRescanDebounce = 50ms;
 // The loop turns at least this often when idle, so its heartbeat stays fresh.
 constexpr auto kHeartbeatPeriod = 1s;
 
-std::optional<std::string> readFile(const fs::path& p) {
-  std::ifstream in(p);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The config file's text, or why it cannot be read (a ConfigMap's file: a symlink into its
+// "..data" directory, swapped as a whole on update).
+Result<std::string> readConfigText(const fs::path& p) {
+  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(p, kMaxConfigBytes, Symlink::kFollow));
+  if (!text) return makeError(ErrorCode::kIoFailure, fmt::format("{} does not exist", p.string()));
+  return std::move(*text);
 }
 
 }  // namespace
@@ -80,7 +79,8 @@ Status Daemon::start() {
   RDMANET_ASSIGN_OR_RETURN(Inotify in, Inotify::open());
   inotify_.emplace(std::move(in));
   if (!opts_.config_path.empty()) {
-    config_text_ = readFile(opts_.config_path).value_or("");
+    auto text = readConfigText(opts_.config_path);
+    config_text_ = text.ok() ? std::move(text).value() : "";
     auto wd = inotify_->watch(opts_.config_path.parent_path(), kConfigDirMask);
     if (wd.ok()) {
       config_wd_ = *wd;
@@ -325,9 +325,9 @@ void Daemon::publish() {
 void Daemon::reloadConfig(bool force) {
   auto log = logger(Component::kConfig);
   if (opts_.config_path.empty()) return;
-  auto text = readFile(opts_.config_path);
-  if (!text) {
-    log->warn("cannot read {}; keeping the running config", opts_.config_path.string());
+  auto text = readConfigText(opts_.config_path);
+  if (!text.ok()) {
+    log->warn("{}; keeping the running config", text.error().msg);
     return;
   }
   if (!force && *text == config_text_) return;

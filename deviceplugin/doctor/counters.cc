@@ -5,12 +5,11 @@
 #include <array>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <utility>
 
 #include "common/os/atomic_file.h"
+#include "common/os/read_file.h"
 
 namespace rdmanet::doctor {
 namespace {
@@ -105,11 +104,13 @@ Result<CounterSnapshot> snapshotFromJson(std::string_view text) {
 }
 
 Result<CounterSnapshot> loadBaseline(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) return errnoError(ErrorCode::kIoFailure, errno, "reading baseline " + file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto snap = snapshotFromJson(ss.str());
+  // A node's counters are a few KiB; the bound keeps a wrong --baseline from being read whole.
+  constexpr size_t kMaxBaselineBytes = 16 << 20;
+  // The operator names the file (--baseline): a symlink is theirs to use.
+  auto text = readFile(file, kMaxBaselineBytes, Symlink::kFollow);
+  if (!text.ok()) return text.error().context("reading baseline");
+  if (!*text) return errnoError(ErrorCode::kIoFailure, ENOENT, "reading baseline " + file);
+  auto snap = snapshotFromJson(**text);
   if (!snap.ok()) return snap.error().context(file);
   return snap;
 }

@@ -1,10 +1,10 @@
 #include "deviceplugin/podnet/pod_attachments.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <tuple>
+
+#include "common/os/read_file.h"
 
 namespace rdmanet::podnet {
 namespace {
@@ -12,7 +12,7 @@ namespace {
 using json = nlohmann::json;
 
 // The CNI refuses to write a state file above 1 MiB (cni/limits.h); anything bigger is not its.
-constexpr std::uintmax_t kMaxStateBytes = 1 << 20;
+constexpr size_t kMaxStateBytes = 1 << 20;
 
 std::optional<PodAttachment> fromJson(const json& j) {
   if (!j.is_object() || !j.value("complete", false)) return std::nullopt;
@@ -47,12 +47,10 @@ std::vector<PodAttachment> readPodAttachments(const std::filesystem::path& state
     // Only <cid>_<ifname>.json at the top: temp files and the vlan/ipam documents are not
     // attachments.
     if (p.extension() != ".json" || !it->is_regular_file(ec)) continue;
-    if (it->file_size(ec) > kMaxStateBytes || ec) continue;
-    std::ifstream in(p);
-    std::stringstream text;
-    text << in.rdbuf();
-    // A file DEL removes while we read is simply not there: no exception, no entry.
-    const json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    // A file DEL removes while we read is simply not there: no entry.
+    auto text = readFile(p, kMaxStateBytes);
+    if (!text.ok() || !*text) continue;
+    const json j = json::parse(**text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) continue;
     try {
       if (auto a = fromJson(j)) out.push_back(std::move(*a));

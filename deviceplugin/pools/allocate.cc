@@ -42,6 +42,20 @@ void appendJsonString(std::string& out, std::string_view s) {
 
 }  // namespace
 
+DeviceNode charDeviceNode(const CharDevice& c) {
+  return {.container_path = c.dev_path,
+          .host_path = c.dev_path,
+          .permissions = "rw",
+          .major = c.major,
+          .minor = c.minor};
+}
+
+DeviceNode rdmaCmNode() {
+  return {.container_path = std::string(kRdmaCmPath),
+          .host_path = std::string(kRdmaCmPath),
+          .permissions = "rw"};
+}
+
 std::string envName(const PoolConfig& cfg) {
   std::string s = fmt::format("PCIDEVICE_{}_{}", cfg.resource_prefix, cfg.resource_name);
   for (char& c : s) {
@@ -126,7 +140,7 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
         if (!opts.cdi &&
             std::none_of(out.devices.begin(), out.devices.end(),
                          [&](const DeviceNode& n) { return n.host_path == c.dev_path; })) {
-          out.devices.push_back({c.dev_path, c.dev_path, "rw"});
+          out.devices.push_back(charDeviceNode(c));
         }
       }
       if (!d->rdma_device.empty()) {
@@ -152,7 +166,7 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
   }
   info += '}';
   if (!opts.cdi && !hcas.empty()) {
-    out.devices.push_back({std::string(kRdmaCmPath), std::string(kRdmaCmPath), "rw"});
+    out.devices.push_back(rdmaCmNode());
   }
   std::string env = envName(pool.config);
   out.envs[env] = joinIds(addresses);

@@ -35,8 +35,17 @@ struct DeviceNode {
   std::string container_path{};
   std::string host_path{};
   std::string permissions{};
+  // The character device's numbers, as sysfs gives them; 0 when unknown (rdma_cm). Kubelet's
+  // DeviceSpec has no room for them; a CDI spec carries them (pools/cdi.h).
+  int major = 0;
+  int minor = 0;
   bool operator==(const DeviceNode&) const = default;
 };
+
+// The node a container gets for one of a device's character devices, and for rdma_cm: "rw",
+// at the host's path.
+DeviceNode charDeviceNode(const CharDevice& c);
+DeviceNode rdmaCmNode();
 
 // A bind mount into the container (the pool's podInfoDir, one directory per device).
 struct Mount {

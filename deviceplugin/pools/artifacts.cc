@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "common/os/atomic_file.h"
+#include "common/os/make_dirs.h"
+#include "deviceplugin/pools/cdi.h"
 
 namespace rdmanet::dp {
 
@@ -13,51 +15,32 @@ namespace {
 // Artifact directories are made on demand (0700: only the runtime and Multus, as root, read
 // them), then the file is replaced atomically (common/os/atomic_file.h). No fsync: these files
 // live under /var/run (tmpfs) and are rewritten on start, so only atomicity towards concurrent
-// readers matters; an fsync per file would slow pool start-up on a disk-backed test dir.
+// readers matters; an fsync per file would slow pool start-up on a disk-backed test dir. The
+// same holds for the pool CDI specs (pools/cdi.h, not durable).
 Status writeArtifact(const fs::path& path, std::string_view content) {
-  std::error_code ec;
-  const fs::path dir = path.parent_path();
-  if (!fs::exists(dir, ec)) {
-    fs::create_directories(dir, ec);
-    if (ec) {
-      return errnoError(ErrorCode::kIoFailure, ec.value(),
-                        fmt::format("cannot create {}", dir.string()));
-    }
-    fs::permissions(dir, fs::perms::owner_all, ec);
-  }
+  RDMANET_RETURN_IF_ERROR(makeDirs(path.parent_path(), 0700));
   return writeFileAtomic(path, content, {.mode = 0600, .durable = false});
 }
-
-}  // namespace
-
-namespace {
 
 std::string dashed(const PoolConfig& cfg) {
   return fmt::format("{}-{}", cfg.resource_prefix, cfg.resource_name);
 }
 
-nlohmann::json deviceNode(const std::string& path, int major, int minor) {
-  nlohmann::json n = {{"path", path}, {"hostPath", path}, {"type", "c"}, {"permissions", "rw"}};
-  if (major > 0) {
-    n["major"] = major;
-    n["minor"] = minor;
+std::vector<CdiDevice> cdiDevices(const Pool& pool) {
+  std::vector<CdiDevice> out;
+  for (const PoolDevice& d : pool.devices) {
+    CdiDevice c{.name = d.id};
+    for (const CharDevice& cd : d.char_devices) c.edits.devices.push_back(charDeviceNode(cd));
+    if (!d.rdma_device.empty()) c.edits.devices.push_back(rdmaCmNode());
+    out.push_back(std::move(c));
   }
-  return n;
+  return out;
 }
 
 }  // namespace
 
 nlohmann::json cdiSpec(const Pool& pool) {
-  nlohmann::json devices = nlohmann::json::array();
-  for (const PoolDevice& d : pool.devices) {
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const CharDevice& c : d.char_devices) {
-      nodes.push_back(deviceNode(c.dev_path, c.major, c.minor));
-    }
-    if (!d.rdma_device.empty()) nodes.push_back(deviceNode(std::string(kRdmaCmPath), 0, 0));
-    devices.push_back({{"name", d.id}, {"containerEdits", {{"deviceNodes", nodes}}}});
-  }
-  return {{"cdiVersion", kCdiVersion}, {"kind", pool.config.fullName()}, {"devices", devices}};
+  return encodeCdiSpec(pool.config.fullName(), cdiDevices(pool));
 }
 
 std::string cdiSpecFileName(const PoolConfig& cfg) {
@@ -65,7 +48,8 @@ std::string cdiSpecFileName(const PoolConfig& cfg) {
 }
 
 Status writeCdiSpec(const fs::path& dir, const Pool& pool) {
-  return writeArtifact(dir / cdiSpecFileName(pool.config), cdiSpec(pool).dump(2) + "\n");
+  return writeCdiSpecFile(dir / cdiSpecFileName(pool.config), pool.config.fullName(),
+                          cdiDevices(pool), {.durable = false});
 }
 
 void removeCdiSpec(const fs::path& dir, const PoolConfig& cfg) {

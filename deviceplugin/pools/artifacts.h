@@ -1,7 +1,8 @@
 #pragma once
 // Files the plugin writes for other node components, always atomically (common/os/atomic_file.h:
 // a reader never sees half a file), mode 0600, creating missing directories 0700:
-// - a CDI spec per pool (--cdi), read by the container runtime for `cdi_devices`;
+// - a CDI spec per pool (--cdi), read by the container runtime for `cdi_devices`, through the
+//   one CDI encoder (pools/cdi.h);
 // - device-info-spec 1.1.0 files per allocated device, read by Multus and the CNI
 //   (<devinfo-dir>/<prefix>-<name>-<id>-device.json, the path network-attachment-definition-client
 //   computes: '/' in the resource name becomes '-').
@@ -16,11 +17,10 @@
 
 namespace rdmanet::dp {
 
-inline constexpr std::string_view kCdiVersion = "0.5.0";
 inline constexpr std::string_view kDeviceInfoVersion = "1.1.0";
 
 // CDI spec of a pool: kind "<prefix>/<name>", one device per pool device named by its ID, with
-// the device nodes of its RDMA device plus rdma_cm.
+// the device nodes of its RDMA device (with their major/minor) plus rdma_cm.
 nlohmann::json cdiSpec(const Pool& pool);
 std::string cdiSpecFileName(const PoolConfig& cfg);  // "rdmanet-rdma-vf.json"
 Status writeCdiSpec(const std::filesystem::path& dir, const Pool& pool);

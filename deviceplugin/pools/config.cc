@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/inventory/netdev.h"
+#include "common/json/json_access.h"
 #include "common/kube/names.h"
+#include "common/os/read_file.h"
 #include "deviceplugin/pools/config_internal.h"
 
 namespace rdmanet::dp {
@@ -58,24 +58,18 @@ Result<Lossless> parseLossless(const json& j, const std::string& key) {
   Lossless l;
   for (const auto& [k, v] : j.items()) {
     std::string sub = fmt::format("{}.{}", key, k);
-    if (k != "priority" && k != "dscp") return invalid(sub, "unknown key");
-    if (!v.is_number_integer()) return invalid(sub, "must be an integer");
-    long long n = v.get<long long>();
     if (k == "priority") {
-      if (n < 0 || n > 7) return invalid(sub, fmt::format("{} is out of range 0-7", n));
+      RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(v, sub, 0, 7));
       l.priority = static_cast<int>(n);
-    } else {
-      if (n < 0 || n > 63) return invalid(sub, fmt::format("{} is out of range 0-63", n));
+    } else if (k == "dscp") {
+      RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(v, sub, 0, 63));
       l.dscp = static_cast<int>(n);
+    } else {
+      return invalid(sub, "unknown key");
     }
   }
   if (!l.priority && !l.dscp) return invalid(key, "needs \"priority\" and/or \"dscp\"");
   return l;
-}
-
-Result<std::string> getString(const json& v, const std::string& key) {
-  if (!v.is_string()) return invalid(key, "must be a string");
-  return v.get<std::string>();
 }
 
 // One entry of resourceList (shared == false) or configList (shared == true).
@@ -90,36 +84,33 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
   for (const auto& [k, v] : j.items()) {
     std::string sub = fmt::format("{}.{}", key, k);
     if (k == "resourceName") {
-      RDMANET_ASSIGN_OR_RETURN(p.resource_name, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(p.resource_name, asString(v, sub));
       if (!isValidResourceName(p.resource_name)) {
         return invalid(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
                                         "'-', '_', '.', at most 63)",
                                         p.resource_name));
       }
     } else if (k == "resourcePrefix") {
-      RDMANET_ASSIGN_OR_RETURN(p.resource_prefix, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(p.resource_prefix, asString(v, sub));
       if (!kube::isDnsSubdomain(p.resource_prefix)) {
         return invalid(sub, fmt::format("\"{}\" is not a DNS subdomain", p.resource_prefix));
       }
     } else if (k == "deviceType" && !from_config_list) {
-      RDMANET_ASSIGN_OR_RETURN(std::string t, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(std::string t, asString(v, sub));
       if (t != "netDevice") {
         return makeError(ErrorCode::kUnsupportedField,
                          fmt::format("{}: \"{}\" is not supported (only \"netDevice\")", sub, t));
       }
     } else if (k == "excludeTopology") {
-      if (!v.is_boolean()) return invalid(sub, "must be true or false");
-      p.exclude_topology = v.get<bool>();
+      RDMANET_ASSIGN_OR_RETURN(p.exclude_topology, asBool(v, sub));
     } else if (k == "selectors") {
       RDMANET_ASSIGN_OR_RETURN(p.selectors, parseSelectors(v, sub, from_config_list));
     } else if (k == "rdmaHcaMax") {
-      if (!v.is_number_integer()) return invalid(sub, "must be an integer");
-      long long n = v.get<long long>();
-      if (n < 1 || n > 10000) return invalid(sub, fmt::format("{} is out of range 1-10000", n));
+      RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(v, sub, 1, 10000));
       p.rdma_hca_max = static_cast<int>(n);
       has_max = true;
     } else if (k == "mode") {
-      RDMANET_ASSIGN_OR_RETURN(std::string m, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(std::string m, asString(v, sub));
       if (m == "vf") {
         p.mode = PoolMode::kVf;
       } else if (m == "shared") {
@@ -132,7 +123,7 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       RDMANET_ASSIGN_OR_RETURN(Lossless l, parseLossless(v, sub));
       p.lossless = l;
     } else if (k == "preferredAllocation") {
-      RDMANET_ASSIGN_OR_RETURN(std::string s, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v, sub));
       if (s == "pack") {
         p.preferred_allocation = AllocationPolicy::kPack;
       } else if (s == "spread") {
@@ -144,7 +135,7 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
                        fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
       }
     } else if (k == "podInfoDir") {
-      RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, getString(v, sub));
+      RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;
       if (d.empty() || d[0] != '/' || d.find("/..") != std::string::npos || d.size() > 200) {
         return invalid(sub, "must be an absolute path without \"..\"");
@@ -177,7 +168,7 @@ Result<PluginConfig> parseConfig(std::string_view text) {
   if (!doc.is_object()) return invalid("(top level)", "must be a JSON object");
   std::string prefix(kDefaultPrefix);
   if (auto it = doc.find("resourcePrefix"); it != doc.end()) {
-    RDMANET_ASSIGN_OR_RETURN(prefix, getString(*it, "resourcePrefix"));
+    RDMANET_ASSIGN_OR_RETURN(prefix, asString(*it, "resourcePrefix"));
     if (!kube::isDnsSubdomain(prefix)) {
       return invalid("resourcePrefix", fmt::format("\"{}\" is not a DNS subdomain", prefix));
     }
@@ -186,8 +177,10 @@ Result<PluginConfig> parseConfig(std::string_view text) {
   for (const auto& [k, v] : doc.items()) {
     if (k == "resourcePrefix") continue;
     if (k == "periodicUpdateInterval") {
-      if (!v.is_number_integer()) return invalid(k, "must be an integer");
-      continue;  // accepted for compatibility; health is event-driven here
+      // Accepted for compatibility (any integer); health is event-driven here.
+      RDMANET_ASSIGN_OR_RETURN(int64_t ignored, asInt(v, k, INT64_MIN, INT64_MAX));
+      (void)ignored;
+      continue;
     }
     if (k != "resourceList" && k != "configList") return invalid(k, "unknown key");
     if (!v.is_array()) return invalid(k, "must be a list");
@@ -207,13 +200,12 @@ Result<PluginConfig> parseConfig(std::string_view text) {
 }
 
 Result<PluginConfig> loadConfigFile(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) {
-    return errnoError(ErrorCode::kIoFailure, errno, fmt::format("cannot read {}", path.string()));
+  // The config is a ConfigMap's file: a symlink into its "..data" directory.
+  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(path, kMaxConfigBytes, Symlink::kFollow));
+  if (!text) {
+    return errnoError(ErrorCode::kIoFailure, ENOENT, fmt::format("cannot read {}", path.string()));
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto r = parseConfig(ss.str());
+  auto r = parseConfig(*text);
   if (!r.ok()) return r.error().context(path.string());
   return r;
 }

@@ -104,6 +104,8 @@ struct PluginConfig {
 Result<PluginConfig> parseConfig(std::string_view json_text);
 // Reads and parses a file. Error 5 if it cannot be read.
 Result<PluginConfig> loadConfigFile(const std::filesystem::path& path);
+// The largest config file read: a node's pools fit in a few KiB; a file this large is a mistake.
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
 // Used when no --config is given: `rdma/vf` (every RDMA-capable VF) and `rdma/shared` (every
 // RDMA-capable PF, shared mode).
 PluginConfig defaultConfig();

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "common/inventory/netdev.h"
+#include "common/json/json_access.h"
 #include "deviceplugin/pools/config_internal.h"
 
 namespace rdmanet::dp {
@@ -29,16 +30,6 @@ std::string lower(std::string s) {
   return s;
 }
 
-Result<std::vector<std::string>> stringList(const json& v, const std::string& key) {
-  if (!v.is_array()) return invalid(key, "must be a list of strings");
-  std::vector<std::string> out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_string()) return invalid(fmt::format("{}[{}]", key, i), "must be a string");
-    out.push_back(v[i].get<std::string>());
-  }
-  return out;
-}
-
 Result<int> parseIndex(std::string_view s, std::string_view key) {
   int n = -1;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
@@ -60,8 +51,7 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
   for (const auto& [k, v] : j.items()) {
     std::string sub = fmt::format("{}.{}", key, k);
     if (k == "isRdma") {
-      if (!v.is_boolean()) return invalid(sub, "must be true or false");
-      s.is_rdma = v.get<bool>();
+      RDMANET_ASSIGN_OR_RETURN(s.is_rdma, asBool(v, sub));
       continue;
     }
     if (isUnsupportedSriovKey(k)) {
@@ -71,7 +61,7 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
                  k == "pciAddresses" || k == "pfNames" || k == "rootDevices" || k == "linkTypes" ||
                  k == "ifNames";
     if (!known) return invalid(sub, "unknown key");
-    RDMANET_ASSIGN_OR_RETURN(std::vector<std::string> vals, stringList(v, sub));
+    RDMANET_ASSIGN_OR_RETURN(std::vector<std::string> vals, asStringArray(v, sub));
     for (size_t i = 0; i < vals.size(); ++i) {
       std::string item = fmt::format("{}[{}]", sub, i);
       const std::string& val = vals[i];

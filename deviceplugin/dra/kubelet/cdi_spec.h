@@ -1,8 +1,10 @@
 #pragma once
-// The CDI spec of one prepared claim: kind "rdmanet.io/rdma", one file per claim, written
-// atomically with mode 0600. Two kinds of CDI device, both named after the claim UID (CDI device
-// names must be unique across every spec of a kind, and one device may be prepared for several
-// claims when it is shareable):
+// The CDI spec of one prepared claim: kind "rdmanet.io/rdma", one file per claim, encoded and
+// written by the one CDI encoder (pools/cdi.h: device nodes with major/minor and permissions,
+// atomic, mode 0600) and durable: the checkpoint beside it names the spec, so a spec a power loss
+// took would leave a checkpoint hit that points at nothing. Two kinds of CDI device, both named
+// after the claim UID (CDI device names must be unique across every spec of a kind, and one device
+// may be prepared for several claims when it is shareable):
 // - "<claim-uid>-<device>", one per prepared DRA device: what the device plugin's Allocate gives
 //   a container for that device alone (pools/allocate.h) minus the env: its uverbs/umad/issm nodes
 //   plus rdma_cm, and its pod-info mount when the pool has a podInfoDir;
@@ -27,15 +29,11 @@
 
 #include "common/base/result.h"
 #include "deviceplugin/pools/allocate.h"
+#include "deviceplugin/pools/cdi.h"
 
 namespace rdmanet::dp {
 
 inline constexpr std::string_view kCdiKind = "rdmanet.io/rdma";
-
-struct CdiDevice {
-  std::string name{};  // deviceCdiName() or requestCdiName()
-  ContainerAllocation edits{};
-};
 
 // "rdmanet.io-rdma_<uid>.json" (the CDI convention "<vendor>-<class>_<id>").
 std::string claimSpecFileName(const std::string& claim_uid);

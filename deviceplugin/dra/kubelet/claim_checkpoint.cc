@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/os/atomic_file.h"
+#include "common/os/read_file.h"
 
 namespace rdmanet::dp {
 
@@ -16,6 +15,9 @@ using nlohmann::json;
 namespace {
 
 constexpr int kVersion = 1;
+// A claim's entry is well under 1 KiB and a node holds at most a few thousand: the bound only
+// keeps a corrupt file from being read whole.
+constexpr size_t kMaxCheckpointBytes = 64 << 20;
 
 json toJson(const PreparedClaim& c) {
   json devs = json::array();
@@ -53,15 +55,9 @@ PreparedClaim fromJson(const std::string& uid, const json& j) {
 
 Status ClaimCheckpoint::load() {
   claims_.clear();
-  std::ifstream in(file_);
-  if (!in) {
-    std::error_code ec;
-    if (!fs::exists(file_, ec)) return okStatus();
-    return makeError(ErrorCode::kIoFailure, fmt::format("cannot read {}", file_.string()));
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(file_, kMaxCheckpointBytes));
+  if (!text) return okStatus();
+  json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return makeError(ErrorCode::kDecodeFailure, fmt::format("{} is not JSON", file_.string()));
   }

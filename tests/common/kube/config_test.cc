@@ -155,7 +155,7 @@ clusters: [{name: k, cluster: {server: "https://h"}}]
       {base + "users: [{name: u, user: {client-certificate: c.pem}}]\n", "c",
        ErrorCode::kInvalidConfig, "needs its key"},
       {base + "users: [{name: u, user: {token: [a]}}]\n", "c", ErrorCode::kInvalidConfig,
-       "users[u].user.token is not a string"},
+       "\"users[u].user.token\" must be a string"},
       {"current-context: c\ncontexts: [{name: c, context: {cluster: k}}]\n"
        "clusters: [{name: k, cluster: {server: ftp://h}}]\n",
        "", ErrorCode::kInvalidConfig, "not an http(s) URL"},

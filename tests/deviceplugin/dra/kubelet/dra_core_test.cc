@@ -135,7 +135,9 @@ TEST(CdiSpecTest, DeviceAndRequestDevicesAreNamedApartAndMountsAreReadOnlyBinds)
   EXPECT_EQ(requestCdiName("u-1", "nic"), "u-1_nic");
   const json spec = claimCdiSpec(
       {{.name = "u-1-pci-0000-17-00-2",
-        .edits = {.devices = {{"/dev/infiniband/uverbs2", "/dev/infiniband/uverbs2", "rw"}},
+        .edits = {.devices = {{.container_path = "/dev/infiniband/uverbs2",
+                               .host_path = "/dev/infiniband/uverbs2",
+                               .permissions = "rw"}},
                   .mounts = {{.container_path = "/var/run/rdmanet/0000:17:00.2",
                               .host_path = "/run/pod-info/0000:17:00.2"}}}},
        {.name = "u-1_nic", .edits = {.envs = {{"PCIDEVICE_RDMA_VF", "0000:17:00.2"}}}}});

@@ -1,8 +1,7 @@
-// Held files (cni/held_file.h): temp and lock files that exist only while their process holds
-// them, and the sweep that removes the ones whose process died. A "crashed" holder is a child
-// process that takes the file and SIGKILLs itself, as the kernel would leave it.
-#include "cni/held_file.h"
-
+// The CNI's transient files (common/os/held_file.h): temp and lock files that exist only while
+// their process holds them, and the sweeps of the store and the device-info directories that
+// remove the ones whose process died. A "crashed" holder is a child process that takes the file
+// and SIGKILLs itself, as the kernel would leave it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,6 +11,8 @@
 
 #include "cni/device_lock.h"
 #include "cni/state_store.h"
+#include "common/os/atomic_file.h"
+#include "common/os/held_file.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::cni {
@@ -25,7 +26,7 @@ void leaveBehindByACrash(const fs::path& path) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     auto h = holdFile(path, HoldMode::kCreateWait);
-    if (h.ok() && h->fd >= 0) (void)::write(h->fd, "partial", 7);
+    if (h.ok() && h->held()) (void)::write(h->fd.get(), "partial", 7);
     ::raise(SIGKILL);
     ::_exit(1);
   }
@@ -43,31 +44,32 @@ std::vector<std::string> namesIn(const fs::path& dir) {
   return out;
 }
 
-class HeldFileTest : public ::testing::Test {
+class TransientFilesTest : public ::testing::Test {
  protected:
   sim::TempDir tmp_{"rdmanet-held"};
   fs::path dir() const { return tmp_.path(); }
 };
 
-TEST_F(HeldFileTest, TheSweepRemovesTempFilesOfDeadWritersOnly) {
-  leaveBehindByACrash(tempPathFor(dir() / "c1_net1.json"));
+TEST_F(TransientFilesTest, TheSweepRemovesTempFilesOfDeadWritersOnly) {
+  leaveBehindByACrash(atomicTempPath(dir() / "c1_net1.json"));
   // A write in progress in this process (another open file description: flock conflicts).
-  auto live = holdFile(tempPathFor(dir() / "c2_net1.json").string() + "0", HoldMode::kCreateWait);
-  ASSERT_TRUE(live.ok() && live->fd >= 0);
+  auto live =
+      holdFile(atomicTempPath(dir() / "c2_net1.json").string() + "0", HoldMode::kCreateWait);
+  ASSERT_TRUE(live.ok() && live->held());
   std::ofstream(dir() / "c3_net1.json") << "{}";       // a state file
   std::ofstream(dir() / "other.json.tmp.123") << "x";  // not one of ours
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 1);
+  EXPECT_EQ(sweepAtomicTemps(dir()), 1);
   EXPECT_EQ(namesIn(dir()), (std::vector<std::string>{
                                 "c2_net1.json.rdmanet-tmp." + std::to_string(::getpid()) + "0",
                                 "c3_net1.json", "other.json.tmp.123"}));
-  ::close(live->fd);
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 1);
-  EXPECT_EQ(sweepUnheld(dir() / "missing", Transient::kTemp), 0);
+  live->fd = Fd();
+  EXPECT_EQ(sweepAtomicTemps(dir()), 1);
+  EXPECT_EQ(sweepAtomicTemps(dir() / "missing"), 0);
 }
 
-TEST_F(HeldFileTest, AnAtomicWriteLeavesOnlyItsTargetAndTakesOverADeadWritersTempFile) {
-  leaveBehindByACrash(tempPathFor(dir() / "doc.json"));  // as if a process with our PID died
-  ASSERT_TRUE(writeFileAtomic(dir() / "doc.json", "{\"a\":1}").ok());
+TEST_F(TransientFilesTest, AnAtomicWriteLeavesOnlyItsTargetAndTakesOverADeadWritersTempFile) {
+  leaveBehindByACrash(atomicTempPath(dir() / "doc.json"));  // as if a process with our PID died
+  ASSERT_TRUE(writeFileAtomic(dir() / "doc.json", "{\"a\":1}", kCniWrite).ok());
   EXPECT_EQ(namesIn(dir()), std::vector<std::string>{"doc.json"});
   std::ifstream in(dir() / "doc.json");
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "{\"a\":1}");
@@ -75,42 +77,42 @@ TEST_F(HeldFileTest, AnAtomicWriteLeavesOnlyItsTargetAndTakesOverADeadWritersTem
             fs::perms::owner_read | fs::perms::owner_write);
 }
 
-TEST_F(HeldFileTest, ALockFileLastsAsLongAsItsHolder) {
+TEST_F(TransientFilesTest, ALockFileLastsAsLongAsItsHolder) {
   const fs::path p = dir() / "dev-x.lock";
   {
     auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
     ASSERT_TRUE(lock.ok());
     EXPECT_TRUE(fs::exists(p));
-    EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 0);  // held: kept
+    EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 0);  // held: kept
     // A second locker waits on it, and gets a fresh lock once the holder is gone.
     EXPECT_EQ(DeviceLock::acquire(p, std::chrono::milliseconds(20)).error().code,
               ErrorCode::kTryAgainLater);
   }
   EXPECT_FALSE(fs::exists(p));
   leaveBehindByACrash(p);
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kTemp), 0);  // a lock is not a temp file
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 1);
+  EXPECT_EQ(sweepAtomicTemps(dir()), 0);  // a lock is not a temp file
+  EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 1);
   EXPECT_FALSE(fs::exists(p));
 }
 
-TEST_F(HeldFileTest, ALockerWhoseFileIsSweptUnderItTakesAFreshOne) {
+TEST_F(TransientFilesTest, ALockerWhoseFileIsSweptUnderItTakesAFreshOne) {
   const fs::path p = dir() / "dev-y.lock";
   leaveBehindByACrash(p);
   // The sweep and a new locker race: whichever order, the locker ends up holding the file the
   // path names, and the next sweep leaves it alone.
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 1);
+  EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 1);
   auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
   ASSERT_TRUE(lock.ok());
-  EXPECT_EQ(sweepUnheld(dir(), Transient::kLock), 0);
+  EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 0);
   EXPECT_TRUE(fs::exists(p));
 }
 
-TEST_F(HeldFileTest, TheStoreSweepsEveryOneOfItsDirectories) {
+TEST_F(TransientFilesTest, TheStoreSweepsEveryOneOfItsDirectories) {
   StateStore store(dir() / "state");
   ASSERT_TRUE(store.ensure().ok());
-  leaveBehindByACrash(tempPathFor(store.dir() / "c1_net1.json"));
-  leaveBehindByACrash(tempPathFor(store.dir() / "vlan/ens1f0.100.json"));
-  leaveBehindByACrash(tempPathFor(store.dir() / "ipam/host-local.json"));
+  leaveBehindByACrash(atomicTempPath(store.dir() / "c1_net1.json"));
+  leaveBehindByACrash(atomicTempPath(store.dir() / "vlan/ens1f0.100.json"));
+  leaveBehindByACrash(atomicTempPath(store.dir() / "ipam/host-local.json"));
   leaveBehindByACrash(store.lockPath("dev-0000_81_10.0"));
   EXPECT_EQ(store.sweepStale(), 4);
   for (const char* sub : {"", "vlan", "ipam", "locks"}) {

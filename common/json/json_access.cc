@@ -1,0 +1,102 @@
+#include "common/json/json_access.h"
+
+#include <fmt/format.h>
+
+namespace rdmanet {
+
+using nlohmann::json;
+
+namespace {
+
+Error outOfRange(std::string_view key, auto value, int64_t lo, int64_t hi) {
+  return makeError(ErrorCode::kInvalidConfig,
+                   fmt::format("\"{}\" is {}, out of range {}..{}", key, value, lo, hi));
+}
+
+}  // namespace
+
+Error jsonTypeError(std::string_view key, std::string_view want) {
+  return makeError(ErrorCode::kInvalidConfig, fmt::format("\"{}\" must be {}", key, want));
+}
+
+const json* jsonMember(const json& obj, std::string_view key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+Result<std::string> asString(const json& v, std::string_view key) {
+  if (!v.is_string()) return jsonTypeError(key, "a string");
+  return v.get<std::string>();
+}
+
+Result<bool> asBool(const json& v, std::string_view key) {
+  if (!v.is_boolean()) return jsonTypeError(key, "a boolean");
+  return v.get<bool>();
+}
+
+Result<int64_t> asInt(const json& v, std::string_view key, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  if (v.is_number_unsigned()) {
+    // Above INT64_MAX it cannot be converted; compare it unsigned first.
+    const uint64_t u = v.get<uint64_t>();
+    if (hi < 0 || u > static_cast<uint64_t>(hi)) return outOfRange(key, u, lo, hi);
+    n = static_cast<int64_t>(u);
+  } else if (v.is_number_integer()) {
+    n = v.get<int64_t>();
+  } else {
+    return jsonTypeError(key, "an integer");
+  }
+  if (n < lo || n > hi) return outOfRange(key, n, lo, hi);
+  return n;
+}
+
+Result<std::vector<std::string>> asStringArray(const json& v, std::string_view key) {
+  if (!v.is_array()) return jsonTypeError(key, "an array of strings");
+  std::vector<std::string> out;
+  out.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v[i], fmt::format("{}[{}]", key, i)));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> optString(const json& obj, std::string_view key) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<std::string>();
+  RDMANET_ASSIGN_OR_RETURN(std::string s, asString(*v, key));
+  return std::optional<std::string>(std::move(s));
+}
+
+Result<std::optional<bool>> optBool(const json& obj, std::string_view key) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<bool>();
+  RDMANET_ASSIGN_OR_RETURN(bool b, asBool(*v, key));
+  return std::optional<bool>(b);
+}
+
+Result<std::optional<int64_t>> optInt(const json& obj, std::string_view key, int64_t lo,
+                                      int64_t hi) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<int64_t>();
+  RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(*v, key, lo, hi));
+  return std::optional<int64_t>(n);
+}
+
+Result<const json*> optObject(const json& obj, std::string_view key) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return static_cast<const json*>(nullptr);
+  if (!v->is_object()) return jsonTypeError(key, "an object");
+  return v;
+}
+
+Result<const json*> optArray(const json& obj, std::string_view key) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return static_cast<const json*>(nullptr);
+  if (!v->is_array()) return jsonTypeError(key, "an array");
+  return v;
+}
+
+}  // namespace rdmanet

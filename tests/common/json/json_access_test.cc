@@ -1,0 +1,80 @@
+// Typed JSON access (common/json/json_access.h), the one helper the CNI, the device plugin's
+// config and the kubeconfig reader share: every wrong type or range is error 7 and names the key
+// it was given, a member or a path.
+#include "common/json/json_access.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+namespace rdmanet {
+namespace {
+
+using nlohmann::json;
+
+struct Bad {
+  const char* name;
+  std::function<Status()> read;
+  std::string message;
+};
+void PrintTo(const Bad& b, std::ostream* os) { *os << b.name; }
+
+class JsonAccessBadTest : public ::testing::TestWithParam<Bad> {};
+
+TEST_P(JsonAccessBadTest, IsInvalidContentNamingTheKey) {
+  const Status st = GetParam().read();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_EQ(st.error().msg, GetParam().message);
+}
+
+template <typename T>
+Status statusOf(const Result<T>& r) {
+  return r.ok() ? okStatus() : Status(r.error());
+}
+
+const json kDoc = json::parse(R"({"s": 1, "b": "yes", "i": 1.5, "big": 18446744073709551615,
+  "neg": -3, "o": [], "a": {}, "list": ["x", 2]})");
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, JsonAccessBadTest,
+    ::testing::Values(
+        Bad{"StringNotString", [] { return statusOf(optString(kDoc, "s")); },
+            "\"s\" must be a string"},
+        Bad{"BoolNotBool", [] { return statusOf(optBool(kDoc, "b")); }, "\"b\" must be a boolean"},
+        Bad{"FloatIsNotAnInteger", [] { return statusOf(optInt(kDoc, "i", 0, 9)); },
+            "\"i\" must be an integer"},
+        Bad{"UnsignedAboveInt64", [] { return statusOf(optInt(kDoc, "big", 0, INT64_MAX)); },
+            "\"big\" is 18446744073709551615, out of range 0..9223372036854775807"},
+        Bad{"BelowRange", [] { return statusOf(optInt(kDoc, "neg", 0, 7)); },
+            "\"neg\" is -3, out of range 0..7"},
+        Bad{"ObjectNotObject", [] { return statusOf(optObject(kDoc, "o")); },
+            "\"o\" must be an object"},
+        Bad{"ArrayNotArray", [] { return statusOf(optArray(kDoc, "a")); },
+            "\"a\" must be an array"},
+        Bad{"ListElementNamedByIndex",
+            [] { return statusOf(asStringArray(kDoc["list"], "sel.vendors")); },
+            "\"sel.vendors[1]\" must be a string"},
+        Bad{"PathAsKey", [] { return statusOf(asString(kDoc["s"], "users[u].user.token")); },
+            "\"users[u].user.token\" must be a string"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(JsonAccessTest, AbsentNullAndNonObjectsReadAsNothing) {
+  const json doc = json::parse(R"({"n": null})");
+  EXPECT_EQ(*optString(doc, "n"), std::nullopt);
+  EXPECT_EQ(*optInt(doc, "missing", 0, 1), std::nullopt);
+  EXPECT_EQ(*optObject(doc, "n"), nullptr);
+  EXPECT_EQ(jsonMember(json::array({1}), "n"), nullptr);
+}
+
+TEST(JsonAccessTest, ValuesOfTheRightTypeAndRangeAreReturned) {
+  const json doc = json::parse(R"({"s": "x", "b": false, "i": 7, "list": ["a", "b"]})");
+  EXPECT_EQ(*optString(doc, "s"), "x");
+  EXPECT_EQ(*optBool(doc, "b"), false);
+  EXPECT_EQ(*optInt(doc, "i", 7, 7), 7);
+  EXPECT_EQ(*asStringArray(doc["list"], "list"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(*optArray(doc, "list"), &doc["list"]);
+}
+
+}  // namespace
+}  // namespace rdmanet
