@@ -40,7 +40,8 @@ Status DevicePluginFront::start() {
   fs::create_directories(socketDir(), ec);  // kubelet creates it; be there first if need be
   watchSocketDir();
   RDMANET_ASSIGN_OR_RETURN(
-      worker_, RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket));
+      worker_,
+      RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket, *deps_.clock));
   return okStatus();
 }
 
