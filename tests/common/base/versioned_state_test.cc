@@ -21,16 +21,6 @@ struct Stamped {
   uint64_t version = 0;
 };
 
-// Waits (real time, bounded) until the waiter sleeps on the clock for a time still ahead.
-bool waitIdle(const FakeClock& clock) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!clock.idle()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 TEST(VersionedStateTest, EachPublishIsTheNextVersionAndCanStampIt) {
   VersionedState<Stamped> state;
   EXPECT_EQ(state.current().version, 0u);
@@ -57,7 +47,7 @@ TEST(VersionedStateTest, APublishWakesAWaiter) {
   VersionedState<std::string> state;
   auto waiter = std::async(std::launch::async,
                            [&] { return state.waitNewer(0, clock, Clock::time_point::max()); });
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   state.publish("x");
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(*waiter.get().value, "x");
@@ -68,9 +58,9 @@ TEST(VersionedStateTest, AWaitEndsEmptyWhenItsTimePassesOnTheClock) {
   VersionedState<std::string> state;
   const auto until = clock.now() + 10s;
   auto waiter = std::async(std::launch::async, [&] { return state.waitNewer(0, clock, until); });
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   clock.advance(10s - 1ms);
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_EQ(waiter.wait_for(0s), std::future_status::timeout);
   clock.advance(1ms);
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
@@ -82,7 +72,7 @@ TEST(VersionedStateTest, StopEndsEveryWaitNowAndLater) {
   VersionedState<std::string> state;
   auto waiter = std::async(std::launch::async,
                            [&] { return state.waitNewer(0, clock, Clock::time_point::max()); });
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   state.stop();
   ASSERT_EQ(waiter.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(waiter.get().value, nullptr);

@@ -330,14 +330,9 @@ TEST_F(ClientTest, ABackoffWaitsOnTheInjectedClockUntilItMovesPastIt) {
   ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
   server_.fail("GET", "/api/v1/nodes/n1", 503, 1);
   auto call = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n1"); });
-  auto waitIdle = [&] {
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!fake.idle() && std::chrono::steady_clock::now() < until) std::this_thread::yield();
-    return fake.idle();
-  };
-  ASSERT_TRUE(waitIdle()) << "the 503's backoff is not waiting on the injected clock";
+  ASSERT_TRUE(fake.waitIdle()) << "the 503's backoff is not waiting on the injected clock";
   fake.advance(milliseconds(199));
-  ASSERT_TRUE(waitIdle());
+  ASSERT_TRUE(fake.waitIdle());
   EXPECT_EQ(call.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
   EXPECT_EQ(server_.stats()["requests"].value("GET", 0), 1);
   fake.advance(milliseconds(1));

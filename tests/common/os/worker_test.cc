@@ -43,16 +43,6 @@ class Runs {
   int count_ = 0;
 };
 
-// Waits (real time, bounded) until the worker sleeps for a time still ahead of the fake clock.
-bool waitIdle(const FakeClock& clock) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!clock.idle()) {
-    if (std::chrono::steady_clock::now() > until) return false;
-    std::this_thread::yield();
-  }
-  return true;
-}
-
 // A job that counts its runs and asks to run again `period` after each (none: only when woken).
 Worker::Job counting(Runs& runs, const FakeClock& clock,
                      std::optional<Clock::duration> period = std::nullopt) {
@@ -65,16 +55,16 @@ Worker::Job counting(Runs& runs, const FakeClock& clock,
 
 // Exactly `n` runs, once the worker is back asleep on the clock.
 bool settledAt(Runs& runs, const FakeClock& clock, int n) {
-  return runs.waitFor(n) && waitIdle(clock) && runs.count() == n;
+  return runs.waitFor(n) && clock.waitIdle() && runs.count() == n;
 }
 
 TEST(WorkerTest, RunsOnlyWhenWoken) {
   FakeClock clock;
   Runs runs;
   Worker w(clock, counting(runs, clock));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   clock.advance(24h);
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_EQ(runs.count(), 0);
   w.wake();
   EXPECT_TRUE(settledAt(runs, clock, 1));
@@ -95,7 +85,7 @@ TEST(WorkerTest, AWakeBeforeTheTimerRunsTheJobAtOnce) {
   FakeClock clock;
   Runs runs;
   Worker w(clock, counting(runs, clock), clock.now() + 1h);
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   w.wake();
   ASSERT_TRUE(runs.waitFor(1));
 }

@@ -38,11 +38,6 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds tim
   return pred();
 }
 
-// The runner sleeps on the clock for a time still ahead: what the last advance set off is done.
-bool waitIdle(const FakeClock& clock) {
-  return eventually([&] { return clock.idle(); });
-}
-
 // The runner reads while the test writes: replace the file whole, as the kernel's sysfs reads
 // never see a half-written value.
 void writeCounter(DoctorNode& node, const std::string& name, const std::string& value) {
@@ -60,7 +55,7 @@ NetlinkFactory fakeNetlink(DoctorNode& node) {
 
 // The runner waits for its hold: asleep on the clock, with no run yet.
 void expectHeld(const DoctorRunner& runner, const FakeClock& clock) {
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_TRUE(runner.holding());
   EXPECT_EQ(runner.runs(), 0u);
 }
@@ -97,16 +92,16 @@ TEST(DoctorRunnerTest, TheNextRunComesAfterTheIntervalOnTheClockAndNotBefore) {
   FakeClock clock;
   DoctorRunner runner({.sysfs_root = node.root(), .interval = 60s}, fakeNetlink(node), clock);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   clock.advance(60s - 1ms);
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_EQ(runner.runs(), 1u);
   runner.release();  // after the first run: no extra run
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_EQ(runner.runs(), 1u);
   clock.advance(1ms);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 2; }));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   EXPECT_EQ(runner.runs(), 2u);
 }
 
@@ -129,13 +124,13 @@ TEST(DoctorRunnerTest, APortGoingDownIsSeenOnTheNextRun) {
   FakeClock clock;
   DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   node.tree().setNetdevUp("ens1f1", false);
   clock.advance(1h);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 2; }));
   const std::string down = "rdmanet_doctor_check{check=\"link\",device=\"ens1f1\"} 2\n";
   EXPECT_THAT(runner.render(), HasSubstr(down));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   node.tree().setNetdevUp("ens1f1", true);
   clock.advance(1h);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 3; }));
@@ -150,7 +145,7 @@ TEST(DoctorRunnerTest, CounterDeltasAreSinceThePreviousRun) {
   DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
   // One run after another, each once the previous is done and the clock has moved.
   auto nextRun = [&](uint64_t n) {
-    ASSERT_TRUE(waitIdle(clock));
+    ASSERT_TRUE(clock.waitIdle());
     clock.advance(1h);
     ASSERT_TRUE(eventually([&] { return runner.runs() >= n; }));
   };
@@ -161,7 +156,7 @@ TEST(DoctorRunnerTest, CounterDeltasAreSinceThePreviousRun) {
       "class=\"retransmit\"} ";
   // Steady counters: growth 0 from one run to the next.
   EXPECT_THAT(runner.render(), HasSubstr(prefix + "0\n"));
-  ASSERT_TRUE(waitIdle(clock));
+  ASSERT_TRUE(clock.waitIdle());
   writeCounter(node, "out_of_sequence", "130");
   nextRun(3);
   EXPECT_THAT(runner.render(), HasSubstr(prefix + "30\n"));
