@@ -3,28 +3,35 @@
 // RPC (kubelet's gRPC deadline) through every blocking step under it, so that no step outlives
 // the caller. No deadline means no bound but the callee's own time-outs.
 //
-// Real time, not the injected Clock: it bounds real waits (a socket, a condition variable).
+// A Deadline is a time point of Clock (steady_clock's epoch): code that has the injected clock
+// measures it on that clock (a FakeClock in tests); the overloads without one read real time.
 
 #include <algorithm>
 #include <chrono>
 #include <optional>
 
+#include "common/base/clock.h"
+
 namespace rdmanet {
 
 struct Deadline {
-  using time_point = std::chrono::steady_clock::time_point;
+  using time_point = Clock::time_point;
   std::optional<time_point> at{};
 
-  static Deadline in(std::chrono::steady_clock::duration d) {
-    return {std::chrono::steady_clock::now() + d};
-  }
-  bool passed() const { return at && std::chrono::steady_clock::now() >= *at; }
+  static Deadline in(Clock::duration d, const Clock& clock) { return {clock.now() + d}; }
+  bool passed(const Clock& clock) const { return at && clock.now() >= *at; }
   // What is left of the deadline, at most `cap` (and `cap` without a deadline); 0 once passed.
-  std::chrono::milliseconds left(std::chrono::milliseconds cap) const {
+  std::chrono::milliseconds left(std::chrono::milliseconds cap, const Clock& clock) const {
     if (!at) return cap;
-    const auto rest =
-        std::chrono::ceil<std::chrono::milliseconds>(*at - std::chrono::steady_clock::now());
+    const auto rest = std::chrono::ceil<std::chrono::milliseconds>(*at - clock.now());
     return std::clamp(rest, std::chrono::milliseconds(0), cap);
+  }
+
+  // The same on real time.
+  static Deadline in(Clock::duration d) { return in(d, SteadyClock()); }
+  bool passed() const { return passed(SteadyClock()); }
+  std::chrono::milliseconds left(std::chrono::milliseconds cap) const {
+    return left(cap, SteadyClock());
   }
 };
 

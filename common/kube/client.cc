@@ -82,8 +82,8 @@ void setBlob(const CurlApi& curl, CURL* c, CURLoption opt, const std::string& da
 KubeClient::KubeClient(KubeConfig config, ClientOptions options)
     : config_(std::move(config)),
       options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : steady_clock_),
       tokens_(config_.token, config_.token_file) {
-  if (!options_.sleep) options_.sleep = [this](std::chrono::milliseconds d) { backoff(d); };
   auto api = libcurl();
   if (!api.ok()) {
     curl_error_ = api.error().msg;
@@ -114,7 +114,7 @@ void KubeClient::cancel() {
 
 void KubeClient::backoff(std::chrono::milliseconds d) {
   std::unique_lock lk(mu_);
-  cancel_cv_.wait_for(lk, d, [this] { return cancelled_.load(); });
+  clock_.waitUntil(cancel_cv_, lk, clock_.now() + d, [this] { return cancelled_.load(); });
 }
 
 void* KubeClient::takeHandle() {
@@ -183,7 +183,7 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
   bool token_refreshed = false;
   for (int attempt = 1;; ++attempt) {
     if (cancelled_) return noAnswer(method, path, "cancelled (shutting down)");
-    if (deadline.passed()) return noAnswer(method, path, "the caller's deadline has passed");
+    if (deadline.passed(clock_)) return noAnswer(method, path, "the caller's deadline has passed");
     bool sent = false;
     auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, deadline, sent);
     std::chrono::milliseconds wait = next_backoff;
@@ -221,10 +221,10 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
     }
     // Cancelled, or a wait that would end past the caller's deadline: no time for another try.
     if (!retriable || attempt >= options_.retry.max_attempts || cancelled_ ||
-        deadline.left(wait) < wait) {
+        deadline.left(wait, clock_) < wait) {
       return last;
     }
-    options_.sleep(wait);
+    backoff(wait);
     next_backoff = std::min(next_backoff * 2, options_.retry.max_backoff);
   }
 }
@@ -264,7 +264,7 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
   // Cut to the caller's deadline; at least 1 ms, since 0 would mean no time-out at all.
-  const auto timeout = std::max(deadline.left(options_.request_timeout), 1ms);
+  const auto timeout = std::max(deadline.left(options_.request_timeout, clock_), 1ms);
   curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min(options_.connect_timeout, timeout).count()));
   curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));

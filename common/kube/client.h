@@ -19,6 +19,10 @@
 // cancel() ends every call in flight within about a second (libcurl's progress callback) and
 // wakes their backoff waits at once: what shutdown needs.
 //
+// Time: backoff waits and the caller's deadline are on the injected clock (ClientOptions::clock),
+// so tests drive the retry schedule with a fake one instead of sleeping. A request's own
+// time-outs are libcurl's, on real time.
+//
 // Thread-safety: calls run concurrently, each on a connection of its own (a pool of libcurl
 // handles, kept alive between requests); no lock is held across a request or a backoff wait, so
 // one stalled request never holds up another.
@@ -26,13 +30,13 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/deadline.h"
 #include "common/base/result.h"
 #include "common/kube/config.h"
@@ -49,10 +53,10 @@ struct RetryPolicy {
 struct ClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{15000};  // the whole request, answer included
-  RetryPolicy retry;
-  // Waits between attempts (already cut to the caller's deadline). Default: a wait that cancel()
-  // ends. Tests inject their own.
-  std::function<void(std::chrono::milliseconds)> sleep{};
+  RetryPolicy retry{};
+  // Times the waits between attempts and the callers' deadlines; must outlive the client. Null:
+  // real time.
+  const Clock* clock = nullptr;
   std::string user_agent = "rdmanet";
 };
 
@@ -112,6 +116,8 @@ class KubeClient {
 
   KubeConfig config_;
   ClientOptions options_;
+  const SteadyClock steady_clock_;  // options_.clock when none was given
+  const Clock& clock_;
   std::mutex token_mu_;  // TokenSource is not thread-safe
   TokenSource tokens_;
   const CurlApi* curl_api_ = nullptr;  // null when libcurl could not be loaded:

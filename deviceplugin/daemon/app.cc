@@ -102,20 +102,21 @@ int runDevicePlugin(int argc, const char* const* argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   Metrics metrics;
+  SteadyClock clock;
   // Started after the signals are blocked (its thread inherits the mask); read by /metrics.
   std::unique_ptr<DoctorRunner> doctor;
   if (flags->doctor_interval.count() > 0) {
-    doctor =
-        std::make_unique<DoctorRunner>(DoctorRunnerOptions{.sysfs_root = flags->sysfs_root,
-                                                           .interval = flags->doctor_interval,
-                                                           .doctor = doctorOptions(config),
-                                                           .hold = kDoctorHold},
-                                       []() -> Result<std::unique_ptr<Netlink>> {
-                                         RDMANET_ASSIGN_OR_RETURN(auto nl, LibnlNetlink::open());
-                                         return std::unique_ptr<Netlink>(std::move(nl));
-                                       });
+    doctor = std::make_unique<DoctorRunner>(
+        DoctorRunnerOptions{.sysfs_root = flags->sysfs_root,
+                            .interval = flags->doctor_interval,
+                            .doctor = doctorOptions(config),
+                            .hold = kDoctorHold},
+        []() -> Result<std::unique_ptr<Netlink>> {
+          RDMANET_ASSIGN_OR_RETURN(auto nl, LibnlNetlink::open());
+          return std::unique_ptr<Netlink>(std::move(nl));
+        },
+        clock);
   }
-  SteadyClock clock;
   auto endpoints = makeGrpcEndpointFactory();
   auto registrar = makeGrpcRegistrar(std::chrono::seconds(3));
   DevicePluginFront dp_front(

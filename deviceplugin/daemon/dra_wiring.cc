@@ -28,8 +28,10 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   // libcurl is loaded here rather than at the first request, so a node without it fails at start.
   if (auto curl = kube::libcurl(); !curl.ok()) return curl.error();
   DraWiring w;
-  w.claim_client = std::make_unique<kube::KubeClient>(*cfg);
-  w.slice_client = std::make_unique<kube::KubeClient>(std::move(cfg).value());
+  // Both back off and meet their deadlines on the daemon's clock.
+  w.claim_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
+  w.slice_client = std::make_unique<kube::KubeClient>(std::move(cfg).value(),
+                                                      kube::ClientOptions{.clock = &clock});
   w.claims = std::make_unique<KubeClaimReader>(*w.claim_client);
   dra::PublisherOptions po;
   po.driver = flags.driver_name;

@@ -67,8 +67,7 @@ Status DraFront::start() {
     return makeError(ErrorCode::kIoFailure,
                      fmt::format("prepared-claims checkpoint: {}", st.error().msg));
   }
-  RDMANET_ASSIGN_OR_RETURN(Wakeup w, Wakeup::open());
-  notified_.emplace(std::move(w));
+  RDMANET_ASSIGN_OR_RETURN(notifications_, Mailbox<Notification>::open());
   std::error_code ec;
   // Only root (kubelet) needs our dir.
   fs::create_directories(pluginDir(), ec);
@@ -105,11 +104,7 @@ void DraFront::serveRegistration() {
   auto s = dp::serveRegistration(registrySocket(),
                                  {.name = opts_.driver, .endpoint = draSocket().string()},
                                  [this](bool registered, const std::string& error) {
-                                   {
-                                     std::lock_guard lk(mu_);
-                                     notifications_.push_back({registered, error});
-                                   }
-                                   notified_->notify();
+                                   notifications_->post({registered, error});
                                  });
   if (!s.ok()) {
     log->error("{}; retrying", s.error().msg);
@@ -124,7 +119,7 @@ void DraFront::serveDra() {
   if (dra_) dra_->stop();
   dra_.reset();
   auto s = dp::serveDra(draSocket(), {.node = opts_.node, .health_resend = opts_.health_resend},
-                        preparer_, state_);
+                        preparer_, state_, *deps_.clock);
   if (!s.ok()) {
     logger(Component::kServer)->error("{}; retrying", s.error().msg);
     reserve_at_ = deps_.clock->now() + kRefusedRetry;
@@ -137,15 +132,14 @@ void DraFront::serveDra() {
 std::vector<int> DraFront::fds() const {
   std::vector<int> out;
   if (dirs_.fd() >= 0) out.push_back(dirs_.fd());
-  if (notified_) out.push_back(notified_->fd());
+  if (notifications_) out.push_back(notifications_->fd());
   return out;
 }
 
 void DraFront::onReadable(int fd) {
   if (fd >= 0 && fd == dirs_.fd()) {
     onDirEvents(dirs_.onReadable());
-  } else if (notified_ && fd == notified_->fd()) {
-    notified_->clear();
+  } else if (notifications_ && fd == notifications_->fd()) {
     onNotifications();
   }
 }
@@ -177,12 +171,7 @@ void DraFront::onDirEvents(const std::vector<KubeletDirWatcher::Event>& evs) {
 
 void DraFront::onNotifications() {
   auto log = logger(Component::kKubelet);
-  std::deque<Notification> ns;
-  {
-    std::lock_guard lk(mu_);
-    ns.swap(notifications_);
-  }
-  for (const Notification& n : ns) {
+  for (const Notification& n : notifications_->drain()) {
     if (n.registered) {
       if (!registered_) {
         log->info("registered with kubelet as DRA driver {}", opts_.driver);
@@ -213,7 +202,7 @@ void DraFront::onNotifications() {
 void DraFront::republish() {
   // Only once the devices are known (version 0 is the empty start): an empty snapshot would
   // withdraw every slice.
-  if (auto cur = state_.current(); deps_.publisher && cur->version > 0) {
+  if (auto cur = state_.current().value; deps_.publisher && cur->version > 0) {
     deps_.publisher->publish(std::move(cur), opts_.allow_multiple_allocations);
   }
 }
@@ -248,7 +237,7 @@ void DraFront::runTimers(Clock::time_point now) {
 }
 
 void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
-  auto cur = state_.current();
+  auto cur = state_.current().value;
   if (cur->version > 0 && samePools(cur->pools, pools)) return;
   std::vector<std::string> dups;
   DeviceSnapshot inv{.pools = pools, .devices = nodeDevices(pools, &dups)};
@@ -262,7 +251,7 @@ void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
     logger(Component::kDiscovery)
         ->info("DRA: {} devices ({} unhealthy)", inv.devices.size(), unhealthy);
   }
-  state_.publish(std::move(inv));
+  state_.publish(std::move(inv), stampVersion);
   if (!applied_) {
     applied_ = true;
     // The devices are known now: make the checkpoint's claims whole again (a reboot empties the
@@ -270,7 +259,8 @@ void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
     preparer_.restoreSpecs();
     serveRegistration();
   }
-  if (deps_.publisher) deps_.publisher->publish(state_.current(), opts_.allow_multiple_allocations);
+  if (deps_.publisher)
+    deps_.publisher->publish(state_.current().value, opts_.allow_multiple_allocations);
 }
 
 }  // namespace rdmanet::dp

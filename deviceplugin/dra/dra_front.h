@@ -18,13 +18,12 @@
 //   ResourceSlice side), when there is one, gets the same inventory.
 // Timers read the injected clock; tests drive them with a FakeClock.
 
-#include <deque>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/os/mailbox.h"
 #include "common/os/watch.h"
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/device_publisher.h"
@@ -73,7 +72,7 @@ class DraFront final : public Front {
   std::filesystem::path registrySocket() const;
   std::filesystem::path draSocket() const;
   std::filesystem::path checkpointFile() const { return pluginDir() / "checkpoint.json"; }
-  std::shared_ptr<const DeviceSnapshot> inventory() const { return state_.current(); }
+  std::shared_ptr<const DeviceSnapshot> inventory() const { return state_.current().value; }
 
  private:
   using TimePoint = Clock::time_point;
@@ -94,9 +93,8 @@ class DraFront final : public Front {
   DeviceState state_;
   ClaimPreparer preparer_;
   KubeletDirWatcher dirs_;  // registryDir() (kRegistryDir), pluginDir() (kPluginDir)
-  std::optional<Wakeup> notified_;
-  std::mutex mu_;  // guards notifications_ (filled on gRPC threads)
-  std::deque<Notification> notifications_;
+  // Kubelet's NotifyRegistrationStatus calls, posted from gRPC threads.
+  std::unique_ptr<Mailbox<Notification>> notifications_;
   std::unique_ptr<GrpcServer> registration_, dra_;
   bool registered_ = false;
   bool applied_ = false;  // the registration socket is served from the first apply() on

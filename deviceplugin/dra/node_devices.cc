@@ -44,41 +44,4 @@ std::vector<NodeDevice> nodeDevices(const std::vector<Pool>& pools,
   return v;
 }
 
-DeviceState::DeviceState() : inv_(std::make_shared<DeviceSnapshot>()) {}
-
-std::shared_ptr<const DeviceSnapshot> DeviceState::current() const {
-  std::lock_guard lk(mu_);
-  return inv_;
-}
-
-void DeviceState::publish(DeviceSnapshot inv) {
-  {
-    std::lock_guard lk(mu_);
-    inv.version = inv_->version + 1;
-    inv_ = std::make_shared<const DeviceSnapshot>(std::move(inv));
-  }
-  cv_.notify_all();
-}
-
-std::shared_ptr<const DeviceSnapshot> DeviceState::waitNewer(
-    uint64_t version, std::chrono::milliseconds timeout) const {
-  std::unique_lock lk(mu_);
-  cv_.wait_for(lk, timeout, [&] { return stopped_ || inv_->version > version; });
-  if (stopped_ || inv_->version <= version) return nullptr;
-  return inv_;
-}
-
-void DeviceState::stop() {
-  {
-    std::lock_guard lk(mu_);
-    stopped_ = true;
-  }
-  cv_.notify_all();
-}
-
-bool DeviceState::stopped() const {
-  std::lock_guard lk(mu_);
-  return stopped_;
-}
-
 }  // namespace rdmanet::dp

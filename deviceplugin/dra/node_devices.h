@@ -11,15 +11,13 @@
 //   published once, by the pool that comes first in the config.
 // All of a node's devices form one DRA pool, named after the node.
 
-#include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/base/versioned_state.h"
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/pool.h"
 
@@ -51,26 +49,9 @@ struct DeviceSnapshot {
 std::vector<NodeDevice> nodeDevices(const std::vector<Pool>& pools,
                                     std::vector<std::string>* duplicates = nullptr);
 
-// The latest DeviceSnapshot, shared between the front's thread (which replaces it) and the gRPC
-// threads (which read it and wait for a newer one).
-class DeviceState {
- public:
-  DeviceState();
-  std::shared_ptr<const DeviceSnapshot> current() const;
-  // Installs `inv` with the next version number.
-  void publish(DeviceSnapshot inv);
-  // Waits up to `timeout` for a version above `version`, or for stop(); null when none came.
-  std::shared_ptr<const DeviceSnapshot> waitNewer(uint64_t version,
-                                                  std::chrono::milliseconds timeout) const;
-  // Wakes every waiter; waitNewer returns null at once from then on.
-  void stop();
-  bool stopped() const;
-
- private:
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  std::shared_ptr<const DeviceSnapshot> inv_;
-  bool stopped_ = false;
-};
+// The latest DeviceSnapshot, shared between the front's thread (which publishes it, stamping its
+// version with stampVersion) and the gRPC threads (which read it and wait for a newer one).
+using DeviceState = VersionedState<DeviceSnapshot>;
+inline void stampVersion(DeviceSnapshot& snap, uint64_t version) { snap.version = version; }
 
 }  // namespace rdmanet::dp

@@ -18,7 +18,8 @@ ResourcePool::ResourcePool(Pool pool, ResourcePoolOptions opts, Metrics* metrics
       name_(pool.config.fullName()),
       opts_(std::move(opts)),
       metrics_(metrics),
-      pool_(std::move(pool)) {
+      pool_(std::move(pool)),
+      published_(pool_.devices, 1) {
   if (metrics_) {
     size_t healthy = pool_.healthyCount();
     metrics_->setPoolDevices(name_, healthy, pool_.devices.size() - healthy);
@@ -66,46 +67,33 @@ bool ResourcePool::setDevices(std::vector<PoolDevice> devices) {
       }
     }
     pool_.devices = std::move(devices);
-    ++version_;
+    published_.publish(pool_.devices);
     if (metrics_) {
       size_t healthy = pool_.healthyCount();
       metrics_->setPoolDevices(name_, healthy, pool_.devices.size() - healthy);
     }
     if (membership_changed) copy = pool_;
   }
-  cv_.notify_all();
   if (membership_changed) writeArtifacts(copy);
   return true;
 }
 
 PoolSnapshot ResourcePool::snapshot() const {
-  std::lock_guard lock(mu_);
-  return {version_, pool_.devices};
+  auto s = published_.current();
+  return {s.version, *s.value};
 }
 
 std::optional<PoolSnapshot> ResourcePool::waitNewer(uint64_t seen,
                                                     std::chrono::milliseconds timeout,
                                                     const std::atomic<bool>* cancel) const {
-  std::unique_lock lock(mu_);
-  cv_.wait_for(lock, timeout,
-               [&] { return stopped_ || version_ > seen || (cancel && cancel->load()); });
-  if (cancel && cancel->load()) return std::nullopt;
-  if (stopped_ || version_ <= seen) return std::nullopt;
-  return PoolSnapshot{version_, pool_.devices};
+  auto s = published_.waitNewer(seen, timeout, cancel);
+  if (!s.value) return std::nullopt;
+  return PoolSnapshot{s.version, *s.value};
 }
 
-void ResourcePool::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopped_ = true;
-  }
-  cv_.notify_all();
-}
+void ResourcePool::stop() { published_.stop(); }
 
-bool ResourcePool::stopped() const {
-  std::lock_guard lock(mu_);
-  return stopped_;
-}
+bool ResourcePool::stopped() const { return published_.stopped(); }
 
 std::vector<std::string> ResourcePool::preferred(const std::vector<std::string>& available,
                                                  const std::vector<std::string>& must_include,

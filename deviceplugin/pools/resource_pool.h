@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/base/versioned_state.h"
 #include "deviceplugin/metrics.h"
 #include "deviceplugin/pools/allocate.h"
 #include "deviceplugin/pools/pool.h"
@@ -55,7 +55,7 @@ class ResourcePool {
   std::optional<PoolSnapshot> waitNewer(uint64_t seen, std::chrono::milliseconds timeout,
                                         const std::atomic<bool>* cancel = nullptr) const;
   // Wakes every waiter so it re-checks its `cancel` flag.
-  void kick() const { cv_.notify_all(); }
+  void kick() const { published_.kick(); }
   // Ends all waits for good; used when the endpoint shuts down.
   void stop();
   bool stopped() const;
@@ -77,10 +77,9 @@ class ResourcePool {
   Metrics* const metrics_;
 
   mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  Pool pool_;
-  uint64_t version_ = 1;
-  bool stopped_ = false;
+  Pool pool_;  // guarded by mu_
+  // pool_.devices as ListAndWatch streams see them; replaced under mu_, so in pool_'s order.
+  VersionedState<std::vector<PoolDevice>> published_;
 };
 
 }  // namespace rdmanet::dp

@@ -34,7 +34,8 @@ DevicePluginFront::~DevicePluginFront() { stop(); }
 Status DevicePluginFront::start() {
   RDMANET_RETURN_IF_ERROR(socket_dir_.start());
   RDMANET_ASSIGN_OR_RETURN(
-      worker_, RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket));
+      worker_,
+      RegistrationWorker::start(*deps_.registrar, socketDir() / kKubeletSocket, *deps_.clock));
   return okStatus();
 }
 

@@ -14,49 +14,39 @@ uint64_t kubeletSocketId(const std::filesystem::path& socket) {
 }
 
 Result<std::unique_ptr<RegistrationWorker>> RegistrationWorker::start(
-    KubeletRegistrar& registrar, std::filesystem::path kubelet_socket) {
-  RDMANET_ASSIGN_OR_RETURN(Wakeup w, Wakeup::open());
+    KubeletRegistrar& registrar, std::filesystem::path kubelet_socket, const Clock& clock) {
+  RDMANET_ASSIGN_OR_RETURN(auto done, Mailbox<Outcome>::open());
   return std::unique_ptr<RegistrationWorker>(
-      new RegistrationWorker(registrar, std::move(kubelet_socket), std::move(w)));
+      new RegistrationWorker(registrar, std::move(kubelet_socket), std::move(done), clock));
 }
 
 RegistrationWorker::RegistrationWorker(KubeletRegistrar& registrar, std::filesystem::path socket,
-                                       Wakeup done)
-    : registrar_(registrar), socket_(std::move(socket)), done_(std::move(done)) {
-  thread_ = std::thread([this] { loop(); });
-}
-
-RegistrationWorker::~RegistrationWorker() {
-  {
-    std::lock_guard lock(mu_);
-    quit_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+                                       std::unique_ptr<Mailbox<Outcome>> done, const Clock& clock)
+    : registrar_(registrar),
+      socket_(std::move(socket)),
+      done_(std::move(done)),
+      worker_(clock, [this](const std::atomic<bool>& quit) {
+        registerQueued(quit);
+        return std::optional<Clock::time_point>();
+      }) {}
 
 void RegistrationWorker::submit(Request r) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(std::move(r));
   }
-  cv_.notify_all();
+  worker_.wake();
 }
 
-std::vector<RegistrationWorker::Outcome> RegistrationWorker::drain() {
-  done_.clear();
-  std::lock_guard lock(mu_);
-  return std::exchange(results_, {});
-}
-
-void RegistrationWorker::loop() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    cv_.wait(lock, [&] { return quit_ || !queue_.empty(); });
-    if (quit_) return;
-    Request r = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
+void RegistrationWorker::registerQueued(const std::atomic<bool>& quit) {
+  while (!quit) {
+    Request r;
+    {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) return;
+      r = std::move(queue_.front());
+      queue_.pop_front();
+    }
     // Which kubelet.sock the call reached: the one there before and after it. One that appeared
     // during the call is the one reached (there was none before); one replaced during the call
     // leaves it unknown (0), which the front answers by registering again.
@@ -64,9 +54,7 @@ void RegistrationWorker::loop() {
     Status st = registrar_.registerPool(socket_, r.reg);
     const uint64_t after = kubeletSocketId(socket_);
     const uint64_t kubelet_id = before == 0 || before == after ? after : 0;
-    lock.lock();
-    results_.push_back({std::move(r), std::move(st), kubelet_id});
-    done_.notify();
+    done_->post({std::move(r), std::move(st), kubelet_id});
   }
 }
 

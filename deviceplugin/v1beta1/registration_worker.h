@@ -1,17 +1,19 @@
 #pragma once
-// RegistrationWorker: runs KubeletRegistrar calls on its own thread, so a slow or hung kubelet
-// never stalls the daemon loop (health updates keep flowing while a Register waits for its
-// deadline). Results come back through a queue; fd() becomes readable when there are some.
+// RegistrationWorker: runs KubeletRegistrar calls on a Worker (common/os/worker.h), so a slow or
+// hung kubelet never stalls the daemon loop (health updates keep flowing while a Register waits
+// for its deadline). Results come back through a Mailbox; fd() becomes readable when there are
+// some. Destruction waits for a Register in progress (the registrar's deadline bounds it) and
+// drops the requests not started.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
-#include "common/os/watch.h"
+#include "common/os/mailbox.h"
+#include "common/os/worker.h"
 #include "deviceplugin/v1beta1/endpoint.h"
 
 namespace rdmanet::dp {
@@ -36,28 +38,27 @@ class RegistrationWorker {
     uint64_t kubelet_id = 0;
   };
 
-  // `registrar` must outlive the worker.
+  // `registrar` and `clock` must outlive the worker. Error 5 when no eventfd can be made.
   static Result<std::unique_ptr<RegistrationWorker>> start(KubeletRegistrar& registrar,
-                                                           std::filesystem::path kubelet_socket);
-  ~RegistrationWorker();
+                                                           std::filesystem::path kubelet_socket,
+                                                           const Clock& clock);
 
   void submit(Request r);
-  int fd() const { return done_.fd(); }
-  std::vector<Outcome> drain();
+  int fd() const { return done_->fd(); }
+  std::vector<Outcome> drain() { return done_->drain(); }
 
  private:
-  RegistrationWorker(KubeletRegistrar& registrar, std::filesystem::path socket, Wakeup done);
-  void loop();
+  RegistrationWorker(KubeletRegistrar& registrar, std::filesystem::path socket,
+                     std::unique_ptr<Mailbox<Outcome>> done, const Clock& clock);
+  // The worker's job: every queued request in turn, until the queue is empty or quit is set.
+  void registerQueued(const std::atomic<bool>& quit);
 
   KubeletRegistrar& registrar_;
   const std::filesystem::path socket_;
-  Wakeup done_;
+  std::unique_ptr<Mailbox<Outcome>> done_;
   std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Request> queue_;
-  std::vector<Outcome> results_;
-  bool quit_ = false;
-  std::thread thread_;
+  std::deque<Request> queue_;  // guarded by mu_
+  Worker worker_;              // last: its thread may start on the members above at once
 };
 
 }  // namespace rdmanet::dp

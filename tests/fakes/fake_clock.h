@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <map>
+#include <thread>
 
 #include "common/base/clock.h"
 
@@ -27,6 +28,18 @@ class FakeClock final : public Clock {
     while (!woken() && now() < until) cv.wait_for(lock, std::chrono::milliseconds(1));
     leave(id);
     return woken();
+  }
+
+  // Waits (real time, polling, at most `timeout`) until idle(threads): what the last advance()
+  // set off is done. False when it never got there.
+  bool waitIdle(int threads = 1,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
+    const auto until = std::chrono::steady_clock::now() + timeout;
+    while (!idle(threads)) {
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::yield();
+    }
+    return true;
   }
 
   // True when at least `threads` threads sleep in waitUntil() and each until a time still

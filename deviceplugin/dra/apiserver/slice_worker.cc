@@ -14,19 +14,14 @@ SliceWorker::SliceWorker(kube::KubeClient& client, dra::PublisherOptions options
     : client_(client),
       publisher_(client, std::move(options)),
       sysfs_(std::move(sysfs_root)),
-      clock_(clock) {
-  thread_ = std::thread([this] { loop(); });
-}
+      clock_(clock),
+      worker_(clock, [this](const std::atomic<bool>& quit) { return runOnce(quit); }) {}
 
 SliceWorker::~SliceWorker() {
-  {
-    std::lock_guard lk(mu_);
-    quit_ = true;
-  }
-  cv_.notify_all();
+  worker_.requestStop();
   // A publish in flight would otherwise run to the end of its requests' time-outs and retries.
   client_.cancel();
-  thread_.join();
+  // worker_, the last member, is destroyed first: it waits for the thread.
 }
 
 void SliceWorker::publish(std::shared_ptr<const DeviceSnapshot> snap,
@@ -36,7 +31,7 @@ void SliceWorker::publish(std::shared_ptr<const DeviceSnapshot> snap,
     pending_ = std::move(snap);
     allow_multiple_ = allow_multiple_allocations;
   }
-  cv_.notify_all();
+  worker_.wake();
 }
 
 SliceWorkerStatus SliceWorker::status() const {
@@ -44,33 +39,27 @@ SliceWorkerStatus SliceWorker::status() const {
   return status_;
 }
 
-void SliceWorker::loop() {
-  std::shared_ptr<const DeviceSnapshot> latest;  // the newest snapshot taken: what is published
-  bool allow_multiple = false;
-  std::optional<Clock::time_point> next;  // when to publish `latest` again (retry or resync)
-  auto backoff = kFirstRetry;
-  while (true) {
-    {
-      std::unique_lock lk(mu_);
-      auto woken = [&] { return quit_ || pending_ != nullptr; };
-      clock_.waitUntil(cv_, lk, next.value_or(Clock::time_point::max()), woken);
-      if (quit_) return;
-      if (pending_) {
-        latest = std::move(pending_);
-        allow_multiple = allow_multiple_;
-      }
-    }
-    if (attempt(*latest, allow_multiple)) {
-      backoff = kFirstRetry;
-      next = clock_.now() + kResync;
-    } else {
-      next = clock_.now() + backoff;
-      backoff = std::min(backoff * 2, kMaxRetry);
+std::optional<Clock::time_point> SliceWorker::runOnce(const std::atomic<bool>& quit) {
+  {
+    std::lock_guard lk(mu_);
+    if (pending_) {
+      latest_ = std::move(pending_);
+      latest_allow_multiple_ = allow_multiple_;
     }
   }
+  if (!latest_) return std::nullopt;  // nothing handed over yet
+  if (attempt(*latest_, latest_allow_multiple_, quit)) {
+    backoff_ = kFirstRetry;
+    return clock_.now() + kResync;
+  }
+  if (quit) return std::nullopt;  // the thread ends: no clock reads past this point
+  const auto next = clock_.now() + backoff_;
+  backoff_ = std::min(backoff_ * 2, kMaxRetry);
+  return next;
 }
 
-bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple) {
+bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
+                          const std::atomic<bool>& quit) {
   auto log = logger(Component::kKubelet);
   int skipped = 0;
   auto devices = sliceDevices(sysfs_, snap, allow_multiple, &skipped);
@@ -84,7 +73,7 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple) {
   malloc_trim(0);
   std::lock_guard lk(mu_);
   ++status_.attempts;
-  if (quit_) return false;  // a publish cancelled by the destructor: nothing to report
+  if (quit) return false;  // a publish cancelled by the destructor: nothing to report
   if (!r.ok()) {
     ++status_.failures;
     std::string msg = r.error().msg;

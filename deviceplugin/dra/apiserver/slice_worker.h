@@ -18,21 +18,22 @@
 //   foreign change can stand.
 // - When the API server drops device taints (DRADeviceTaints off) or allowMultipleAllocations
 //   (DRAConsumableCapacity off), that is logged once, naming the gate.
-// - Retries and resyncs wait on the injected clock; tests advance a FakeClock.
+// - It runs on a Worker (common/os/worker.h). Retries and resyncs wait on the injected clock, and
+//   so do the client's own backoffs when it was given the same clock; tests advance a FakeClock.
 // - Destruction is bounded: it cancels the client, which ends a publish in flight (its request
 //   and its retries) within about a second, and leaves the slices as the server has them.
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 
 #include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/kube/client.h"
+#include "common/os/worker.h"
 #include "deviceplugin/dra/apiserver/slice_publisher.h"
 #include "deviceplugin/dra/device_publisher.h"
 
@@ -64,24 +65,27 @@ class SliceWorker final : public DevicePublisher {
   SliceWorkerStatus status() const;
 
  private:
-  void loop();
+  // The worker's job: publishes the newest snapshot; returns when to publish it again.
+  std::optional<Clock::time_point> runOnce(const std::atomic<bool>& quit);
   // One publish of `snap`: logs what an operator needs, updates status_. True on success.
-  bool attempt(const DeviceSnapshot& snap, bool allow_multiple);
+  bool attempt(const DeviceSnapshot& snap, bool allow_multiple, const std::atomic<bool>& quit);
 
   kube::KubeClient& client_;
   dra::SlicePublisher publisher_;
   Sysfs sysfs_;
   const Clock& clock_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::shared_ptr<const DeviceSnapshot> pending_;
+  std::shared_ptr<const DeviceSnapshot> pending_;  // guarded by mu_, like the two below
   bool allow_multiple_ = false;
-  bool quit_ = false;
   SliceWorkerStatus status_;
-  // The worker thread's own (no lock): what attempt() logged last.
+  // The worker thread's own (no lock): the snapshot published last and the retry schedule.
+  std::shared_ptr<const DeviceSnapshot> latest_;
+  bool latest_allow_multiple_ = false;
+  std::chrono::milliseconds backoff_ = kFirstRetry;
+  // Also the thread's own: what attempt() logged last.
   std::string last_error_;
   bool taints_logged_ = false, multi_logged_ = false;
-  std::thread thread_;
+  Worker worker_;  // last: its thread may start on the members above at once
 };
 
 }  // namespace rdmanet::dp

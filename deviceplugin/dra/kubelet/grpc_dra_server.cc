@@ -90,33 +90,45 @@ class DraPluginService final : public dra::DRAPlugin::Service {
 
 class HealthService final : public health::DRAResourceHealth::Service {
  public:
-  HealthService(const DraServerOptions& opts, const DeviceState& state,
+  HealthService(const DraServerOptions& opts, const DeviceState& state, const Clock& clock,
                 const std::atomic<bool>* stopping)
-      : opts_(opts), state_(state), stopping_(stopping), log_(logger(Component::kHealth)) {}
+      : opts_(opts),
+        state_(state),
+        clock_(clock),
+        stopping_(stopping),
+        log_(logger(Component::kHealth)) {}
 
   grpc::Status NodeWatchResources(
       grpc::ServerContext* ctx, const health::NodeWatchResourcesRequest*,
       grpc::ServerWriter<health::NodeWatchResourcesResponse>* writer) override {
+    // Sync gRPC cannot wake a waiter on cancellation or on the server's stop: each wait ends
+    // after kPollSlice on the clock, or sooner when the clock's wait looks at `ended` (the
+    // FakeClock does), to notice either.
+    auto ended = [&] { return stopping_->load() || ctx->IsCancelled(); };
+    auto wait = [&](uint64_t seen, Clock::time_point until) {
+      return state_.waitNewer(seen, clock_, std::min(until, clock_.now() + kPollSlice), ended)
+          .value;
+    };
     // Kubelet takes the first message as the state of every device. A stream opened before the
     // daemon's first scan reached the front (dra.sock is served from start-up) would list none:
     // the first message waits for the first published version.
-    auto inv = state_.current();
+    auto inv = state_.current().value;
     while (inv->version == 0) {
-      auto first = state_.waitNewer(0, std::chrono::milliseconds(250));
+      auto first = wait(0, Clock::time_point::max());
       if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
       if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
       if (first) inv = std::move(first);
     }
     log_->info("NodeWatchResources opened: {} devices", inv->devices.size());
-    auto sent_at = std::chrono::steady_clock::now();
+    auto sent_at = clock_.now();
     if (!writer->Write(response(*inv))) return grpc::Status::OK;
     while (true) {
-      // Sync gRPC cannot wake us on cancellation: the wait is sliced to notice it.
-      auto next = state_.waitNewer(inv->version, std::chrono::milliseconds(250));
+      const auto resend_at = sent_at + opts_.health_resend;
+      auto next = wait(inv->version, resend_at);
       if (stopping_->load() || state_.stopped()) return grpc::Status::OK;
       if (ctx->IsCancelled()) return grpc::Status::CANCELLED;
-      const auto now = std::chrono::steady_clock::now();
-      if (!next && now - sent_at < opts_.health_resend) continue;
+      const auto now = clock_.now();
+      if (!next && now < resend_at) continue;
       if (next) inv = std::move(next);
       sent_at = now;
       if (!writer->Write(response(*inv))) {
@@ -144,16 +156,20 @@ class HealthService final : public health::DRAResourceHealth::Service {
     return out;
   }
 
+  static constexpr std::chrono::milliseconds kPollSlice{250};
+
   const DraServerOptions opts_;
   const DeviceState& state_;
+  const Clock& clock_;
   const std::atomic<bool>* stopping_;
   std::shared_ptr<spdlog::logger> log_;
 };
 
 class DraServer final : public GrpcServer {
  public:
-  DraServer(const DraServerOptions& opts, ClaimPreparer& preparer, const DeviceState& state)
-      : plugin_(preparer), health_(opts, state, &stopping_) {}
+  DraServer(const DraServerOptions& opts, ClaimPreparer& preparer, const DeviceState& state,
+            const Clock& clock)
+      : plugin_(preparer), health_(opts, state, clock, &stopping_) {}
   ~DraServer() override { stop(); }
 
   Status start(const fs::path& socket) {
@@ -177,8 +193,9 @@ class DraServer final : public GrpcServer {
 }  // namespace
 
 Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
-                                             ClaimPreparer& preparer, const DeviceState& state) {
-  auto s = std::make_unique<DraServer>(opts, preparer, state);
+                                             ClaimPreparer& preparer, const DeviceState& state,
+                                             const Clock& clock) {
+  auto s = std::make_unique<DraServer>(opts, preparer, state, clock);
   RDMANET_RETURN_IF_ERROR(s->start(socket));
   return std::unique_ptr<GrpcServer>(std::move(s));
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/result.h"
 #include "deviceplugin/dra/kubelet/prepare.h"
 #include "deviceplugin/dra/node_devices.h"
@@ -32,15 +33,17 @@ class GrpcServer {
 
 struct DraServerOptions {
   std::string node{};  // the DRA pool name in health reports
-  // Health streams resend the full list at least this often: kubelet marks a device Unknown
-  // when its last report is older than its health timeout (30 s by default).
+  // Health streams resend the full list at least this often (on the clock serveDra gets):
+  // kubelet marks a device Unknown when its last report is older than its health timeout (30 s
+  // by default).
   std::chrono::milliseconds health_resend{std::chrono::seconds(10)};
 };
 
-// Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind.
+// Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind. `preparer`,
+// `state` and `clock` (which times the health streams' resends) must outlive the server.
 Result<std::unique_ptr<GrpcServer>> serveDra(const std::filesystem::path& socket,
                                              const DraServerOptions& opts, ClaimPreparer& preparer,
-                                             const DeviceState& state);
+                                             const DeviceState& state, const Clock& clock);
 
 struct PluginInfo {
   std::string name{};      // the driver name

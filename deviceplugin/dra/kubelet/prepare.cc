@@ -87,13 +87,13 @@ void ClaimPreparer::sweepOrphanSpecs() {
 }
 
 Status ClaimPreparer::restoreSpec(const PreparedClaim& c) {
-  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
-                           renderClaim(c.ref, allocationOf(c), *state_.current(), renderOptions()));
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r, renderClaim(c.ref, allocationOf(c),
+                                                        *state_.current().value, renderOptions()));
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(c.cdi_spec, r.cdi));
   // The pods' device records live on the same tmpfs as the spec: gone with it.
   if (opts_.pod_devices_dir.empty() || c.pods.empty()) return okStatus();
   return writePodDevices(opts_.pod_devices_dir, {c.pods.begin(), c.pods.end()}, c,
-                         *state_.current());
+                         *state_.current().value);
 }
 
 void ClaimPreparer::restoreSpecs() {
@@ -159,7 +159,7 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   }
   if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
   RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
-                           renderClaim(ref, results, *state_.current(), renderOptions()));
+                           renderClaim(ref, results, *state_.current().value, renderOptions()));
   // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
   // the start-up sweep find a spec without an entry by its file name).
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
@@ -172,7 +172,7 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   if (!opts_.pod_devices_dir.empty()) {
     const std::set<std::string> pods = reservedPods(claim);
     r.prepared.pods.assign(pods.begin(), pods.end());
-    if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current());
+    if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current().value);
         !st.ok()) {
       (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
       (void)removeClaimCdiSpec(r.prepared.cdi_spec);

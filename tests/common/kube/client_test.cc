@@ -8,6 +8,8 @@
 
 #include "common/kube/api_error.h"
 #include "tests/fakes/fake_apiserver.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/stepping_clock.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::kube {
@@ -28,15 +30,15 @@ class ClientTest : public ::testing::Test {
   void SetUp() override {
     if (!server_.ok()) GTEST_SKIP() << server_.error();
   }
-  // A client whose waits are recorded instead of slept.
+  // A client whose waits are on clock_: recorded, not slept.
   KubeClient client(int attempts = 4, milliseconds timeout = milliseconds(5000)) {
-    return KubeClient(server_.config(),
-                      {.request_timeout = timeout,
-                       .retry = {.max_attempts = attempts},
-                       .sleep = [this](milliseconds d) { sleeps_.push_back(d); }});
+    return KubeClient(
+        server_.config(),
+        {.request_timeout = timeout, .retry = {.max_attempts = attempts}, .clock = &clock_});
   }
+  std::vector<milliseconds> sleeps() const { return clock_.waits(); }
   FakeApiServer server_;
-  std::vector<milliseconds> sleeps_;
+  testing::SteppingClock clock_;
 };
 
 TEST_F(ClientTest, CreateGetUpdateDeleteRoundTrip) {
@@ -72,7 +74,7 @@ TEST_F(ClientTest, UpdateWithStaleResourceVersionIsConflict) {
   EXPECT_EQ(r.error().code, ErrorCode::kKubeApiFailure);
   EXPECT_NE(r.error().msg.find("Conflict: Operation cannot be fulfilled"), std::string::npos)
       << r.error().msg;
-  EXPECT_TRUE(sleeps_.empty()) << "409 is the caller's to handle, not retried";
+  EXPECT_TRUE(sleeps().empty()) << "409 is the caller's to handle, not retried";
 }
 
 TEST_F(ClientTest, CreateOfExistingNameIsConflictAlreadyExists) {
@@ -168,7 +170,7 @@ TEST_F(ClientTest, ServerErrorsAreRetriedWithDoublingBackoff) {
   server_.fail("GET", "/api/v1/nodes/n1", 503, 1);
   auto r = c.get("/api/v1/nodes/n1");
   ASSERT_TRUE(r.ok()) << r.error().msg;
-  EXPECT_EQ(sleeps_,
+  EXPECT_EQ(sleeps(),
             (std::vector<milliseconds>{milliseconds(200), milliseconds(400), milliseconds(800)}));
 }
 
@@ -178,7 +180,7 @@ TEST_F(ClientTest, RetriesStopAtMaxAttempts) {
   auto r = c.get("/api/v1/nodes/n1");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isServerError(r.error()));
-  EXPECT_EQ(sleeps_.size(), 2u);
+  EXPECT_EQ(sleeps().size(), 2u);
 }
 
 TEST_F(ClientTest, CreateIsNotRetriedAfterAServerError) {
@@ -187,7 +189,7 @@ TEST_F(ClientTest, CreateIsNotRetriedAfterAServerError) {
   auto r = c.create("/api/v1/nodes", node("n1"));
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isServerError(r.error()));
-  EXPECT_TRUE(sleeps_.empty()) << "a create that failed on the server may have happened";
+  EXPECT_TRUE(sleeps().empty()) << "a create that failed on the server may have happened";
   EXPECT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
 }
 
@@ -196,7 +198,7 @@ TEST_F(ClientTest, CreateIsRetriedAfterTooManyRequests) {
   server_.fail("POST", "/api/v1/nodes", 429);
   auto r = c.create("/api/v1/nodes", node("n1"));
   ASSERT_TRUE(r.ok()) << r.error().msg;
-  EXPECT_EQ(sleeps_.size(), 1u);
+  EXPECT_EQ(sleeps().size(), 1u);
 }
 
 TEST_F(ClientTest, TimeOutIsNoAnswerAndRetried) {
@@ -205,7 +207,7 @@ TEST_F(ClientTest, TimeOutIsNoAnswerAndRetried) {
   server_.hang("GET", "/api/v1/nodes/n1", 5000, 1);
   auto r = c.get("/api/v1/nodes/n1");
   ASSERT_TRUE(r.ok()) << r.error().msg;
-  EXPECT_EQ(sleeps_.size(), 1u);
+  EXPECT_EQ(sleeps().size(), 1u);
 
   server_.hang("GET", "/api/v1/nodes/n1", 5000, 2);
   auto timed_out = c.get("/api/v1/nodes/n1");
@@ -221,14 +223,13 @@ TEST_F(ClientTest, RefusedConnectionIsNoAnswer) {
     ASSERT_TRUE(gone.ok());
     cfg = gone.config();
   }
-  KubeClient c(cfg, {.retry = {.max_attempts = 3},
-                     .sleep = [this](milliseconds d) { sleeps_.push_back(d); }});
+  KubeClient c(cfg, {.retry = {.max_attempts = 3}, .clock = &clock_});
   auto r = c.get("/api/v1/nodes");
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isNoAnswer(r.error()));
   EXPECT_EQ(r.error().http_status, 0);
   EXPECT_EQ(hint(r.error()), "the API server did not answer (down, unreachable or slow)");
-  EXPECT_EQ(sleeps_.size(), 2u);
+  EXPECT_EQ(sleeps().size(), 2u);
 }
 
 TEST_F(ClientTest, FollowsARotatedTokenFile) {
@@ -314,10 +315,45 @@ TEST_F(ClientTest, ACallEndsByTheCallersDeadline) {
 TEST_F(ClientTest, NoRetryStartsWhenItsBackoffWouldEndPastTheDeadline) {
   auto c = client(/*attempts=*/4);
   server_.fail("GET", "/api/v1/nodes/n1", 503, 4);
-  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(100)));
+  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(100), clock_));
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isServerError(r.error()));
-  EXPECT_TRUE(sleeps_.empty()) << "the first backoff (200 ms) ends past the deadline";
+  EXPECT_TRUE(sleeps().empty()) << "the first backoff (200 ms) ends past the deadline";
+}
+
+// Issue 23, item 9: the backoff used to sleep on real time, whatever clock the daemon ran on.
+// Here the retry waits on the injected clock: it ends when the test moves the clock past it, not
+// a moment before, and real time alone never ends it.
+TEST_F(ClientTest, ABackoffWaitsOnTheInjectedClockUntilItMovesPastIt) {
+  testing::FakeClock fake;
+  KubeClient c(server_.config(), {.retry = {.max_attempts = 2}, .clock = &fake});
+  ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
+  server_.fail("GET", "/api/v1/nodes/n1", 503, 1);
+  auto call = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n1"); });
+  ASSERT_TRUE(fake.waitIdle()) << "the 503's backoff is not waiting on the injected clock";
+  fake.advance(milliseconds(199));
+  ASSERT_TRUE(fake.waitIdle());
+  EXPECT_EQ(call.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  EXPECT_EQ(server_.stats()["requests"].value("GET", 0), 1);
+  fake.advance(milliseconds(1));
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto r = call.get();
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(server_.stats()["requests"].value("GET", 0), 2);
+}
+
+// The caller's deadline is on the same clock: retries stop when the next backoff would end past
+// it, counted in the clock's time that the backoffs have used.
+TEST_F(ClientTest, RetriesStopWhereTheNextBackoffWouldEndPastTheDeadlineOnTheClock) {
+  auto c = client(/*attempts=*/6);
+  server_.fail("GET", "/api/v1/nodes/n1", 503, 6);
+  const Deadline d = Deadline::in(milliseconds(1000), clock_);
+  auto r = c.get("/api/v1/nodes/n1", d);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(isServerError(r.error()));
+  // 200 + 400 ms waited; the next (800 ms) would end 400 ms past the deadline.
+  EXPECT_EQ(sleeps(), (std::vector<milliseconds>{milliseconds(200), milliseconds(400)}));
+  EXPECT_EQ(d.left(milliseconds(1000), clock_), milliseconds(400));
 }
 
 // Shutdown: cancel() ends a request in flight and a backoff wait, without waiting them out.

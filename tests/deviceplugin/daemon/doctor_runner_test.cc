@@ -1,6 +1,7 @@
 // The daemon's periodic node doctor: runs on its own thread against a simulated node (fake sysfs
 // tree) and the fake kernel's DCB state, keeps the last report as Prometheus text, and reports
-// counter growth since its previous run.
+// counter growth since its previous run. The hold and the interval are on a FakeClock: the next
+// run comes when the test advances it, never by itself.
 #include "deviceplugin/daemon/doctor_runner.h"
 
 #include <gmock/gmock.h>
@@ -14,11 +15,13 @@
 #include <thread>
 
 #include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace rdmanet::dp {
 namespace {
 
 using doctor::testing::DoctorNode;
+using rdmanet::testing::FakeClock;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using namespace std::chrono_literals;
@@ -50,28 +53,62 @@ NetlinkFactory fakeNetlink(DoctorNode& node) {
   };
 }
 
+// The runner waits for its hold: asleep on the clock, with no run yet.
+void expectHeld(const DoctorRunner& runner, const FakeClock& clock) {
+  ASSERT_TRUE(clock.waitIdle());
+  EXPECT_TRUE(runner.holding());
+  EXPECT_EQ(runner.runs(), 0u);
+}
+
 // The daemon's start-up path (discovery, registration) never shares the CPUs with a doctor run:
 // a held runner does not run until released.
 TEST(DoctorRunnerTest, HeldRunnerWaitsForReleaseBeforeItsFirstRun) {
   DoctorNode node;
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h, .hold = 1h}, fakeNetlink(node));
-  ASSERT_TRUE(eventually([&] { return runner.holding(); }));
-  EXPECT_EQ(runner.runs(), 0u);
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h, .hold = 1h}, fakeNetlink(node),
+                      clock);
+  expectHeld(runner, clock);
   EXPECT_EQ(runner.render(), "");
   runner.release();
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
   EXPECT_FALSE(runner.holding());
 }
 
-TEST(DoctorRunnerTest, HeldRunnerStartsAnywayWhenNothingReleasesIt) {
+TEST(DoctorRunnerTest, HeldRunnerStartsAnywayWhenNothingReleasesItOnceTheHoldPassesOnTheClock) {
   DoctorNode node;
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h, .hold = 50ms}, fakeNetlink(node));
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h, .hold = 2min}, fakeNetlink(node),
+                      clock);
+  expectHeld(runner, clock);
+  clock.advance(2min - 1ms);
+  expectHeld(runner, clock);
+  clock.advance(1ms);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
+  EXPECT_FALSE(runner.holding());
+}
+
+TEST(DoctorRunnerTest, TheNextRunComesAfterTheIntervalOnTheClockAndNotBefore) {
+  DoctorNode node;
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 60s}, fakeNetlink(node), clock);
+  ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
+  ASSERT_TRUE(clock.waitIdle());
+  clock.advance(60s - 1ms);
+  ASSERT_TRUE(clock.waitIdle());
+  EXPECT_EQ(runner.runs(), 1u);
+  runner.release();  // after the first run: no extra run
+  ASSERT_TRUE(clock.waitIdle());
+  EXPECT_EQ(runner.runs(), 1u);
+  clock.advance(1ms);
+  ASSERT_TRUE(eventually([&] { return runner.runs() >= 2; }));
+  ASSERT_TRUE(clock.waitIdle());
+  EXPECT_EQ(runner.runs(), 2u);
 }
 
 TEST(DoctorRunnerTest, FirstRunHappensAtOnceAndExportsEveryCheck) {
   DoctorNode node;
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node));
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
   const std::string text = runner.render();
   EXPECT_THAT(text, HasSubstr("# TYPE rdmanet_doctor_check gauge\n"));
@@ -84,43 +121,59 @@ TEST(DoctorRunnerTest, FirstRunHappensAtOnceAndExportsEveryCheck) {
 
 TEST(DoctorRunnerTest, APortGoingDownIsSeenOnTheNextRun) {
   DoctorNode node;
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 20ms}, fakeNetlink(node));
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
+  ASSERT_TRUE(clock.waitIdle());
   node.tree().setNetdevUp("ens1f1", false);
+  clock.advance(1h);
+  ASSERT_TRUE(eventually([&] { return runner.runs() >= 2; }));
   const std::string down = "rdmanet_doctor_check{check=\"link\",device=\"ens1f1\"} 2\n";
-  ASSERT_TRUE(eventually([&] { return runner.render().find(down) != std::string::npos; }))
-      << runner.render();
+  EXPECT_THAT(runner.render(), HasSubstr(down));
+  ASSERT_TRUE(clock.waitIdle());
   node.tree().setNetdevUp("ens1f1", true);
+  clock.advance(1h);
+  ASSERT_TRUE(eventually([&] { return runner.runs() >= 3; }));
   const std::string up = "rdmanet_doctor_check{check=\"link\",device=\"ens1f1\"} 0\n";
-  EXPECT_TRUE(eventually([&] { return runner.render().find(up) != std::string::npos; }))
-      << runner.render();
+  EXPECT_THAT(runner.render(), HasSubstr(up));
 }
 
 TEST(DoctorRunnerTest, CounterDeltasAreSinceThePreviousRun) {
   DoctorNode node;
   node.tree().writeAttr(kHw + "out_of_sequence", "100");
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 20ms}, fakeNetlink(node));
-  ASSERT_TRUE(eventually([&] { return runner.runs() >= 2; }));
+  FakeClock clock;
+  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
+  // One run after another, each once the previous is done and the clock has moved.
+  auto nextRun = [&](uint64_t n) {
+    ASSERT_TRUE(clock.waitIdle());
+    clock.advance(1h);
+    ASSERT_TRUE(eventually([&] { return runner.runs() >= n; }));
+  };
+  ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
+  nextRun(2);
   const std::string prefix =
       "rdmanet_doctor_counter_delta{port=\"mlx5_0/1\",counter=\"out_of_sequence\","
       "class=\"retransmit\"} ";
   // Steady counters: growth 0 from one run to the next.
   EXPECT_THAT(runner.render(), HasSubstr(prefix + "0\n"));
+  ASSERT_TRUE(clock.waitIdle());
   writeCounter(node, "out_of_sequence", "130");
-  ASSERT_TRUE(eventually([&] {
-    return runner.render().find(prefix + "30\n") != std::string::npos;
-  })) << runner.render();
+  nextRun(3);
+  EXPECT_THAT(runner.render(), HasSubstr(prefix + "30\n"));
   // The next run's baseline is the run that saw 130: back to 0.
-  EXPECT_TRUE(eventually([&] { return runner.render().find(prefix + "0\n") != std::string::npos; }))
-      << runner.render();
+  nextRun(4);
+  EXPECT_THAT(runner.render(), HasSubstr(prefix + "0\n"));
 }
 
 TEST(DoctorRunnerTest, WithoutNetlinkTheDcbChecksAreUnknown) {
   DoctorNode node;
-  DoctorRunner runner({.sysfs_root = node.root(), .interval = 1h},
-                      []() -> Result<std::unique_ptr<Netlink>> {
-                        return makeError(ErrorCode::kNetlinkFailure, "no socket in this test");
-                      });
+  FakeClock clock;
+  DoctorRunner runner(
+      {.sysfs_root = node.root(), .interval = 1h},
+      []() -> Result<std::unique_ptr<Netlink>> {
+        return makeError(ErrorCode::kNetlinkFailure, "no socket in this test");
+      },
+      clock);
   ASSERT_TRUE(eventually([&] { return runner.runs() >= 1; }));
   EXPECT_THAT(runner.render(),
               HasSubstr("rdmanet_doctor_check{check=\"pfc\",device=\"ens1f0\"} 3\n"));
@@ -128,8 +181,9 @@ TEST(DoctorRunnerTest, WithoutNetlinkTheDcbChecksAreUnknown) {
 
 TEST(DoctorRunnerTest, StopsPromptlyWhileWaitingForTheNextRun) {
   DoctorNode node;
+  FakeClock clock;
   auto runner = std::make_unique<DoctorRunner>(
-      DoctorRunnerOptions{.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node));
+      DoctorRunnerOptions{.sysfs_root = node.root(), .interval = 1h}, fakeNetlink(node), clock);
   ASSERT_TRUE(eventually([&] { return runner->runs() >= 1; }));
   const auto t0 = std::chrono::steady_clock::now();
   runner.reset();
@@ -156,12 +210,14 @@ TEST(DoctorRunnerTest, StopDuringARunStarvedOfCpuReturnsWithinASecond) {
     }
   });
   std::atomic<bool> started{false};
+  FakeClock clock;
   auto runner = std::make_unique<DoctorRunner>(
       DoctorRunnerOptions{.sysfs_root = node.root(), .interval = 1h},
       [&node, &started]() -> Result<std::unique_ptr<Netlink>> {
         started = true;  // on the runner's thread, just before its first run
         return std::unique_ptr<Netlink>(std::make_unique<FakeNetlink>(node.kernel()));
-      });
+      },
+      clock);
   const bool in_run = eventually([&] { return started.load(); });
   const auto t0 = std::chrono::steady_clock::now();
   runner.reset();
@@ -183,6 +239,7 @@ TEST(DoctorRunnerTest, StopAbandonsARunThatDoesNotEndWithinTheGrace) {
     bool entered = false, open = false;
   };
   auto gate = std::make_shared<Gate>();
+  FakeClock clock;
   auto runner = std::make_unique<DoctorRunner>(
       DoctorRunnerOptions{.sysfs_root = "/nonexistent", .interval = 1h},
       [gate]() -> Result<std::unique_ptr<Netlink>> {
@@ -191,7 +248,8 @@ TEST(DoctorRunnerTest, StopAbandonsARunThatDoesNotEndWithinTheGrace) {
         gate->cv.notify_all();
         gate->cv.wait(lk, [&] { return gate->open; });
         return makeError(ErrorCode::kNetlinkFailure, "released by the test");
-      });
+      },
+      clock);
   {
     std::unique_lock lk(gate->mu);
     ASSERT_TRUE(gate->cv.wait_for(lk, 10s, [&] { return gate->entered; }));

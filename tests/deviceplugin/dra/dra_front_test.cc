@@ -18,7 +18,24 @@ using testing::DraDaemonFixture;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class DraFrontTest : public DraDaemonFixture {};
+class DraFrontTest : public DraDaemonFixture {
+ protected:
+  // Waits (real time, bounded) until every thread sleeping on the clock sleeps for a time still
+  // ahead of it: what the last advance set off is done.
+  bool clockIdle() {
+    return turnUntil([&] { return clock_.idle(); });
+  }
+};
+
+// Counts the snapshots the front hands to the ResourceSlice side.
+class CountingPublisher final : public DevicePublisher {
+ public:
+  void publish(std::shared_ptr<const DeviceSnapshot>, bool) override { ++count_; }
+  int count() const { return count_.load(); }
+
+ private:
+  std::atomic<int> count_{0};
+};
 
 TEST_F(DraFrontTest, RegistersThroughThePluginWatcherAsADraPlugin) {
   startDaemon();
@@ -147,6 +164,54 @@ TEST_F(DraFrontTest, AHealthStreamOpenedBeforeTheFirstScanListsEveryDeviceInItsF
   }
   ASSERT_TRUE(kubelet_->firstHealthDevices().has_value());
   EXPECT_EQ(*kubelet_->firstHealthDevices(), static_cast<int>(devices));
+  kubelet_->stopHealth();
+}
+
+// Kubelet wipes its node's slices when it starts, possibly after it registered the driver again:
+// a registration publishes at once and again 3, 8 and 16 s after it, on the injected clock.
+TEST_F(DraFrontTest, ARegistrationPublishesAtOnceAndAgainAfter3And8And16SecondsOnTheClock) {
+  CountingPublisher publisher;
+  startDaemon("http://127.0.0.1:1", &publisher);
+  ASSERT_TRUE(turnUntil([&] { return front_->ready(); }));
+  settle();
+  // The first apply's publish, and the registration's.
+  ASSERT_EQ(publisher.count(), 2);
+  int expected = 2;
+  Clock::duration since = 0s;
+  for (const auto at : {3s, 8s, 16s}) {
+    ASSERT_EQ(front_->nextDeadline(), clock_.now() + (at - since)) << "republish at " << at.count();
+    clock_.advance(at - since - 1ms);
+    settle();
+    EXPECT_EQ(publisher.count(), expected) << "before " << at.count() << " s";
+    clock_.advance(1ms);
+    ASSERT_TRUE(turnUntil([&] { return publisher.count() == expected + 1; }))
+        << "at " << at.count() << " s: " << publisher.count();
+    ++expected;
+    since = at;
+  }
+  EXPECT_FALSE(front_->nextDeadline().has_value());
+  clock_.advance(29s);  // past the daemon's resync: a rescan that changes nothing publishes nothing
+  settle();
+  EXPECT_EQ(publisher.count(), expected);
+}
+
+// Issue 23, item 9: the stream used to resend on real time, so no test could see the resend
+// without waiting 10 s. On the injected clock it comes when the clock passes the period.
+TEST_F(DraFrontTest, AHealthStreamResendsTheFullListWhenThePeriodPassesOnTheClock) {
+  startRegistered();
+  kubelet_->watchHealth();
+  const std::string vf = dra::pciDeviceName(node_.vf(0, 0));
+  ASSERT_TRUE(kubelet_->waitHealth(vf, ::v1::HEALTHY, 5s));
+  ASSERT_TRUE(clockIdle()) << "the stream does not wait on the injected clock";
+  const int first = kubelet_->healthUpdates();
+  clock_.advance(10s - 1ms);  // DraFrontOptions::health_resend
+  ASSERT_TRUE(clockIdle());
+  settle();
+  EXPECT_EQ(kubelet_->healthUpdates(), first);
+  clock_.advance(1ms);
+  ASSERT_TRUE(turnUntil([&] { return kubelet_->healthUpdates() == first + 1; }));
+  ASSERT_TRUE(clockIdle());
+  EXPECT_EQ(kubelet_->healthUpdates(), first + 1);
   kubelet_->stopHealth();
 }
 

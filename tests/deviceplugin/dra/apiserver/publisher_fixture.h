@@ -11,6 +11,7 @@
 #include "common/kube/client.h"
 #include "deviceplugin/dra/apiserver/slice_publisher.h"
 #include "tests/fakes/fake_apiserver.h"
+#include "tests/fakes/stepping_clock.h"
 
 namespace rdmanet::dra {
 
@@ -29,7 +30,7 @@ class PublisherTest : public ::testing::Test {
       client_ = std::make_unique<kube::KubeClient>(
           server_.config(), kube::ClientOptions{.request_timeout = std::chrono::milliseconds(1000),
                                                 .retry = {.max_attempts = 2},
-                                                .sleep = [](std::chrono::milliseconds) {}});
+                                                .clock = &stepping_});
     }
     return *client_;
   }
@@ -102,6 +103,7 @@ class PublisherTest : public ::testing::Test {
 
   testing::FakeApiServer server_;
   std::string node_uid_;
+  rdmanet::testing::SteppingClock stepping_;  // the client's retries: not slept
   std::unique_ptr<kube::KubeClient> client_;
 };
 

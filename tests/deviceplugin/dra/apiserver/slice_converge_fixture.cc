@@ -49,12 +49,11 @@ void SliceConvergeTest::SetUp() {
   if (!api_.ok()) GTEST_SKIP() << api_.error();
   node_uid_ = api_.createNode(kNode);
   ASSERT_FALSE(node_uid_.empty());
-  // The daemon's client (dra_wiring.cc) with its retries, but their waits not slept: the waits
-  // under test are the worker's, on the fake clock.
+  // The daemon's client (dra_wiring.cc) with its retries, but their waits on a clock that steps
+  // through them at once: the waits under test are the worker's, on the fake clock.
   worker_client_ = std::make_unique<kube::KubeClient>(
       api_.config(),
-      kube::ClientOptions{
-          .retry = {}, .sleep = [](std::chrono::milliseconds) {}, .user_agent = kWorkerAgent});
+      kube::ClientOptions{.retry = {}, .clock = &client_clock_, .user_agent = kWorkerAgent});
   client_ = std::make_unique<kube::KubeClient>(api_.config(),
                                                kube::ClientOptions{.retry = {.max_attempts = 1}});
   worker_ = std::make_unique<SliceWorker>(

@@ -18,6 +18,7 @@
 #include "deviceplugin/dra/apiserver/slice_worker.h"
 #include "tests/fakes/fake_apiserver.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/stepping_clock.h"
 
 namespace rdmanet::dp {
 
@@ -61,6 +62,7 @@ class SliceConvergeTest : public ::testing::Test {
   rdmanet::testing::FakeApiServer api_;
   std::string node_uid_;
   rdmanet::testing::FakeClock clock_;
+  rdmanet::testing::SteppingClock client_clock_;     // the worker's client's retries
   std::unique_ptr<kube::KubeClient> worker_client_;  // the worker's: it cancels it
   std::unique_ptr<kube::KubeClient> client_;         // the test's own reads and writes
   std::unique_ptr<SliceWorker> worker_;
