@@ -21,7 +21,8 @@ std::string pciOfNetdev(const Sysfs& sysfs, const std::string& netdev) {
 }
 
 // Soft-RoCE devices by the netdev they sit on (their `parent` file), read once per resolve and
-// only when needed: software devices have no PCI function to look under.
+// only when needed: software devices have no PCI function to look under. They are the kernel's
+// virtual infiniband devices, so hardware ones (a thousand VFs' mlx5 devices) cost nothing here.
 class SoftRdma {
  public:
   explicit SoftRdma(const Sysfs& sysfs) : sysfs_(sysfs) {}
@@ -59,8 +60,8 @@ class SoftRdma {
   void load() {
     if (by_parent_) return;
     by_parent_.emplace();
-    for (const auto& dev : sysfs_.list("/sys/class/infiniband")) {
-      if (auto parent = sysfs_.readOpt("/sys/class/infiniband/" + dev + "/parent")) {
+    for (const auto& dev : sysfs_.list("/sys/devices/virtual/infiniband")) {
+      if (auto parent = sysfs_.readOpt("/sys/devices/virtual/infiniband/" + dev + "/parent")) {
         by_parent_->emplace(*parent, dev);
       }
     }
