@@ -197,12 +197,12 @@ prom_has_all() { (($(promql "$1" "$2" | wc -l) == ${#pods[@]})); }
 # TIME, highest first, once Prometheus has them all (the checks on the answer fail if it never
 # does); the query and its answer are shown on stderr.
 prom_answer() {
-  local q="sort_desc(sum by (pod) (rate($1[$2])))" ans
+  local q="sort_desc(sum by (pod) (rate($1[$2])))" ans=()
   vm_poll 30 prom_has_all "$q" "$3" || echo "Prometheus has no answer for every pod at $3" >&2
-  ans=$(promql "$q" "$3")
+  mapfile -t ans < <(promql "$q" "$3")
   echo "PromQL at $4: $q" >&2
-  printf '  %s\n' "$ans" >&2
-  echo "$ans"
+  printf '  %s\n' "${ans[@]}" >&2
+  printf '%s\n' "${ans[@]}"
 }
 
 # --- set-up ---------------------------------------------------------------------------------------
