@@ -31,8 +31,8 @@ class SoftRdma {
     auto it = by_parent_->find(netdev);
     return it == by_parent_->end() ? std::string() : it->second;
   }
-  // The first (by name) Soft-RoCE device whose netdev is an upper, in the host's netns, of a
-  // device in another netns with ifindex `lower` there; "" if none.
+  // The Soft-RoCE device whose netdev is an upper, in the host's netns, of a device in another
+  // netns with ifindex `lower` there (the first by its netdev's name); "" if none.
   std::string onUpperOf(int lower) {
     load();
     if (!by_foreign_lower_) {
