@@ -67,6 +67,7 @@ json AttachmentState::toJson() const {
             {"vlanLink", vlan_link},
             {"podLower", pod_lower},
             {"rdmaMoved", rdma_moved},
+            {"podIfindex", pod_ifindex},
             {"deviceInfoFile", device_info_file},
             {"podInfoDir", pod_info_dir},
             {"ipam", ipam},
@@ -109,6 +110,7 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
     s.vlan_link = j.value("vlanLink", "");
     s.pod_lower = j.value("podLower", "");
     s.rdma_moved = j.value("rdmaMoved", std::vector<std::string>{});
+    s.pod_ifindex = j.value("podIfindex", 0);
     s.device_info_file = j.value("deviceInfoFile", "");
     s.pod_info_dir = j.value("podInfoDir", "");
     s.ipam = j.value("ipam", json());

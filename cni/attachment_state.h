@@ -55,6 +55,11 @@ struct AttachmentState {
   std::string pod_lower;  // host-device with VLAN: the moved device's name in the pod
 
   std::vector<std::string> rdma_moved;  // RDMA devices moved into the pod
+  // The pod's interface's ifindex inside the pod's netns, once configured (0 before, and in
+  // files of older CNIs): a Soft-RoCE device on an upper of it (an ipvlan or macvlan slave moved
+  // to the host's netns) names it as its iflink, which is how the daemon finds the pod's own
+  // RDMA device (deviceplugin/podnet/pod_devices.h).
+  int pod_ifindex = 0;
   std::string device_info_file;
   std::string pod_info_dir;  // the device's own directory under the netconf's podInfoDir
 

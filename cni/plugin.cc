@@ -164,6 +164,7 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
   }
 
   st.result = resultToJson(result, "1.1.0");
+  st.pod_ifindex = link.ifindex;
   st.complete = true;
   RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
   rb.dismiss();

@@ -33,6 +33,7 @@ std::optional<PodAttachment> fromJson(const json& j) {
   a.vf_index = j.value("vfIndex", -1);
   a.rdma_in_pod = j.value("rdmaMoved", std::vector<std::string>{});
   a.priority = j.value("priority", 0);
+  a.pod_ifindex = j.value("podIfindex", 0);
   return a;
 }
 

@@ -31,6 +31,7 @@ struct PodAttachment {
   int vf_index = -1;
   std::vector<std::string> rdma_in_pod{};  // RDMA devices moved into the pod's netns
   int priority = 0;                        // the PCP its frames carry
+  int pod_ifindex = 0;  // the interface's ifindex in the pod's netns; 0 if not recorded
 
   std::string podRef() const { return pod_namespace + "/" + pod_name; }
 };

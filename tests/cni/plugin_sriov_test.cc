@@ -60,6 +60,11 @@ TEST_F(SriovTest, AddRecordsThePodTheVfIsForWhereTheDaemonsPodMapReadsIt) {
   EXPECT_EQ(a.pci, "0000:81:10.0");
   EXPECT_EQ(a.pf_name, "ens1f0");
   EXPECT_EQ(a.rdma_moved, std::vector<std::string>{"mlx5_1"});
+  // The interface's ifindex in the pod: a Soft-RoCE device on an upper of it names it.
+  const auto pod_link = kernel_.link("pod1", "net1");
+  ASSERT_TRUE(pod_link.has_value());
+  EXPECT_GT(a.pod_ifindex, 0);
+  EXPECT_EQ(a.pod_ifindex, pod_link->info.ifindex);
 }
 
 TEST_F(SriovTest, AddWritesTheDeviceInfoFileWithExtensionKeys) {

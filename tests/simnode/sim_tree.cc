@@ -161,6 +161,7 @@ std::string SimTree::addNetdev(const PciAddress& fn, const NetdevSpec& spec) {
   const std::string dir = fmt::format("{}/net/{}", fn_dir, spec.name);
   mkdirs(dir);
   writeAttr(dir + "/ifindex", std::to_string(spec.ifindex));
+  writeAttr(dir + "/iflink", std::to_string(spec.iflink != 0 ? spec.iflink : spec.ifindex));
   writeAttr(dir + "/address", spec.mac);
   writeAttr(dir + "/mtu", std::to_string(spec.mtu));
   writeAttr(dir + "/operstate", spec.operstate);
@@ -176,6 +177,7 @@ std::string SimTree::addVirtualNetdev(const NetdevSpec& spec) {
   const std::string dir = "/sys/devices/virtual/net/" + spec.name;
   mkdirs(dir);
   writeAttr(dir + "/ifindex", std::to_string(spec.ifindex));
+  writeAttr(dir + "/iflink", std::to_string(spec.iflink != 0 ? spec.iflink : spec.ifindex));
   writeAttr(dir + "/address", spec.mac);
   writeAttr(dir + "/mtu", std::to_string(spec.mtu));
   writeAttr(dir + "/operstate", spec.operstate);

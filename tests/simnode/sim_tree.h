@@ -68,6 +68,10 @@ struct FunctionSpec {
 struct NetdevSpec {
   std::string name{};
   int ifindex = 0;
+  // The lower device's ifindex (IFLA_LINK: a macvlan's, ipvlan's or VLAN's lower, which may sit
+  // in another netns); 0 writes the netdev's own ifindex, as the kernel does for a device with
+  // no lower.
+  int iflink = 0;
   std::string mac = "00:00:00:00:00:00";
   int mtu = 1500;
   std::string operstate = "up";            // carrier is written as 1 when "up", else 0

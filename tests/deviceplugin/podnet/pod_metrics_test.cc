@@ -143,6 +143,24 @@ TEST_F(PodMetricsTest, AnSriovPodsRdmaCountersCarryItsLabelsAndCommonNames) {
   EXPECT_TRUE(hasLine(text, "rdmanet_pod_map_attachments 1"));
 }
 
+TEST_F(PodMetricsTest, ASoftRoceDeviceOnAnUpperOfThePodsVfCarriesThePodsLabels) {
+  // The VM's arrangement (hack/vm/roce_pods.sh): an ipvlan slave of the pod's VF, moved to the
+  // host's netns, carries an rxe; its iflink is the VF's ifindex in the pod, which ADD recorded.
+  auto st = sriov("c0", "trainer-0", 1);
+  st.pod_ifindex = 4242;
+  save(st);
+  node_.tree().addVirtualNetdev({.name = "rsla", .ifindex = 4300, .iflink = 4242});
+  node_.tree().addSoftRdma({.name = "rxsa"}, "rsla");
+  setCounter("rxsa", "hw_counters", "completer_retry_err", 5);
+  const std::string text = render();
+  EXPECT_TRUE(hasLine(text,
+                      "rdmanet_pod_rdma_retransmits_total{namespace=\"ml\",pod=\"trainer-0\","
+                      "interface=\"net1\",device=\"" +
+                          node_.vf(0, 1).str() +
+                          "\",rdma_device=\"rxsa\",mode=\"sriov\",port=\"1\","
+                          "counter=\"completer_retry_err\"} 5"));
+}
+
 TEST_F(PodMetricsTest, AVfsTrafficComesFromItsPfOneDumpPerPf) {
   save(sriov("c0", "trainer-0", 1));
   save(sriov("c1", "trainer-1", 2));

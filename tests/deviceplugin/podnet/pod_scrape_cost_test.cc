@@ -31,7 +31,9 @@ std::vector<PodAttachment> onePodPerVf(const sim::ScaleTree& tree, const std::st
                         .pod_namespace = "bench",
                         .pod_name = "pod-" + std::to_string(out.size()),
                         .mode = mode,
-                        .host_netdev = pf_name};
+                        .host_netdev = pf_name,
+                        // as the CNI records it: the Soft-RoCE-on-an-upper lookup runs too
+                        .pod_ifindex = static_cast<int>(100000 + out.size())};
         if (mode == "sriov") {
           a.pci = nic.vfs[pf][vf].str();
           a.host_netdev = netdevOf(nic.vfs[pf][vf]);
