@@ -4,7 +4,7 @@
 #   - a bare pod (eth0 only), the baseline;
 #   - a device-plugin RDMA pod (rdma/vf: 1, eth1 wired by rdmanet through Multus);
 #   - a DRA RDMA pod (a ResourceClaimTemplate of one VF, eth1 wired by rdmanet through Multus:
-#     the CNI finds the claim's VF in the daemon's pod records, cni/claimed_device.h).
+#     the CNI finds the claim's VF in the daemon's pod records, cni/modes/claimed_device.h).
 # The cluster runs one API mode at a time: the first two are measured under --api deviceplugin,
 # then the cluster comes up again with --api dra for the bare pod again and the DRA pod; each
 # RDMA figure is compared with the bare pod of its own cluster, measured alternately with it.

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cni/limits.h"
+#include "cni/conf/limits.h"
 #include "cni/plugin.h"
 #include "common/net/libnl_netlink.h"
 

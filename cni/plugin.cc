@@ -2,14 +2,14 @@
 
 #include <fmt/format.h>
 
-#include "cni/device_lock.h"
-#include "cni/lossless.h"
-#include "cni/mode.h"
-#include "cni/pod_config.h"
-#include "cni/pod_info.h"
-#include "cni/pod_netns.h"
-#include "cni/rdma_attach.h"
-#include "cni/rollback.h"
+#include "cni/modes/lossless.h"
+#include "cni/modes/mode.h"
+#include "cni/modes/rdma_attach.h"
+#include "cni/modes/rollback.h"
+#include "cni/pod/pod_config.h"
+#include "cni/pod/pod_info.h"
+#include "cni/pod/pod_netns.h"
+#include "cni/state/device_lock.h"
 
 namespace rdmanet::cni {
 namespace {

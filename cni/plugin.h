@@ -10,11 +10,11 @@
 #include <string>
 #include <string_view>
 
-#include "cni/attachment_state.h"
-#include "cni/env.h"
-#include "cni/netconf.h"
+#include "cni/conf/env.h"
+#include "cni/conf/netconf.h"
+#include "cni/conf/result_types.h"
 #include "cni/plugin_deps.h"
-#include "cni/result_types.h"
+#include "cni/state/attachment_state.h"
 #include "common/base/result.h"
 
 namespace rdmanet::cni {

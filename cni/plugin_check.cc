@@ -1,11 +1,11 @@
 // CHECK and STATUS.
 #include <fmt/format.h>
 
-#include "cni/mode.h"
+#include "cni/modes/mode.h"
+#include "cni/modes/rdma_attach.h"
 #include "cni/plugin.h"
-#include "cni/pod_config.h"
-#include "cni/pod_netns.h"
-#include "cni/rdma_attach.h"
+#include "cni/pod/pod_config.h"
+#include "cni/pod/pod_netns.h"
 #include "common/inventory/netdev.h"
 #include "common/inventory/pci.h"
 

@@ -6,14 +6,14 @@
 #include <filesystem>
 #include <vector>
 
-#include "cni/device_lock.h"
-#include "cni/ipam.h"
-#include "cni/mode.h"
+#include "cni/ipam/ipam.h"
+#include "cni/modes/mode.h"
+#include "cni/modes/rdma_attach.h"
 #include "cni/plugin.h"
-#include "cni/pod_info.h"
-#include "cni/pod_netns.h"
-#include "cni/rdma_attach.h"
-#include "cni/state_recovery.h"
+#include "cni/pod/pod_info.h"
+#include "cni/pod/pod_netns.h"
+#include "cni/state/device_lock.h"
+#include "cni/state/state_recovery.h"
 #include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "cni/ipam.h"
-#include "cni/logger.h"
-#include "cni/state_store.h"
+#include "cni/conf/logger.h"
+#include "cni/ipam/ipam.h"
+#include "cni/state/state_store.h"
 #include "common/base/sysfs.h"
 #include "common/net/netlink.h"
 #include "common/net/netns.h"

@@ -1,10 +1,10 @@
 // runCni(): one invocation, from environment and stdin to stdout and exit code.
 #include <fmt/format.h>
 
-#include "cni/claimed_device.h"
-#include "cni/json_util.h"
+#include "cni/conf/json_util.h"
+#include "cni/conf/version.h"
+#include "cni/modes/claimed_device.h"
 #include "cni/plugin.h"
-#include "cni/version.h"
 
 namespace rdmanet::cni {
 namespace {

@@ -11,7 +11,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// The CNI refuses to write a state file above 1 MiB (cni/limits.h); anything bigger is not its.
+// The CNI refuses to write a state file above 1 MiB (cni/conf/limits.h); anything bigger is not
+// its.
 constexpr size_t kMaxStateBytes = 1 << 20;
 
 std::optional<PodAttachment> fromJson(const json& j) {

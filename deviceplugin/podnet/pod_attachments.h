@@ -2,10 +2,10 @@
 // The CNI's attachments, as the node daemon reads them: who (pod namespace, name, UID) has what
 // (mode, PCI function, RDMA devices moved into the pod) in which network namespace.
 //
-// The source is what rdmanet itself wrote: the CNI's state directory (cni/state_store.h), one
+// The source is what rdmanet itself wrote: the CNI's state directory (cni/state/state_store.h), one
 // JSON file per attachment, saved before ADD changes anything and removed by DEL. So the map
 // survives a daemon restart (the files stay), and a deleted pod is gone from the next read (its
-// DEL removed the file). The file format belongs to cni/attachment_state.cc; the daemon reads
+// DEL removed the file). The file format belongs to cni/state/attachment_state.cc; the daemon reads
 // only the keys below and ignores the rest (tests/deviceplugin/podnet writes the files with the
 // CNI's own StateStore, so a renamed key fails there).
 

@@ -15,7 +15,7 @@
 //   device is at most PXB from a GPU (GPUDirect RDMA through the host bridge is slow or refused
 //   on most root complexes, so PHB and farther leave NCCL's default);
 // - with the pool's podInfoDir: each device's directory <podInfoDir>/<PCI address>, which the CNI
-//   fills at ADD (cni/pod_info.h), mounted read-only at /var/run/rdmanet/<PCI address>, and
+//   fills at ADD (cni/pod/pod_info.h), mounted read-only at /var/run/rdmanet/<PCI address>, and
 //   PCIDEVICE_<PREFIX>_<NAME>_POD_INFO naming those container paths (comma-separated);
 // - with CDI: the names "<prefix>/<name>=<id>" of the devices in the pool's CDI spec, and no
 //   device nodes (the runtime injects them from the spec; giving both would create them twice).

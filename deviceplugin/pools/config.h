@@ -83,7 +83,7 @@ struct PoolConfig {
   std::optional<Lossless> lossless{};
   AllocationPolicy preferred_allocation = AllocationPolicy::kGpuNear;
   // `podInfoDir` (vf pools): the host directory whose per-device subdirectories the CNI fills at
-  // ADD (cni/pod_info.h) and Allocate mounts into the container; empty: none.
+  // ADD (cni/pod/pod_info.h) and Allocate mounts into the container; empty: none.
   std::string pod_info_dir{};
   // Ordered; a device matches the pool if any selector matches. Empty matches every device.
   std::vector<Selector> selectors{};

@@ -19,7 +19,7 @@ void PrintTo(const BadInput& b, std::ostream* os) { *os << b.name; }
 
 class BadInputTest : public PluginTest, public ::testing::WithParamInterface<BadInput> {};
 
-// Size and depth extremes (cni/limits.h).
+// Size and depth extremes (cni/conf/limits.h).
 std::string nestedArrays(int depth) { return std::string(depth, '[') + std::string(depth, ']'); }
 std::string nestedObjects(int depth) {
   std::string s;

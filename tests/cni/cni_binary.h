@@ -10,8 +10,8 @@
 #include <map>
 #include <string>
 
-#include "cni/ipam.h"
-#include "cni/json_util.h"
+#include "cni/conf/json_util.h"
+#include "cni/ipam/ipam.h"
 
 namespace rdmanet::cni::testing {
 

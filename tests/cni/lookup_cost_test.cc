@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
-#include "cni/mode.h"
-#include "cni/netconf.h"
-#include "cni/rdma_attach.h"
+#include "cni/conf/netconf.h"
+#include "cni/modes/mode.h"
+#include "cni/modes/rdma_attach.h"
 #include "tests/cni/plugin_fixture.h"
 #include "tests/fakes/scan_cost.h"
 #include "tests/simnode/scale_shapes.h"

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "cni/version.h"
+#include "cni/conf/version.h"
 
 namespace rdmanet::cni::testing {
 

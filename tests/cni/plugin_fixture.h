@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "cni/ipam.h"
-#include "cni/json_util.h"
-#include "cni/logger.h"
+#include "cni/conf/json_util.h"
+#include "cni/conf/logger.h"
+#include "cni/ipam/ipam.h"
 #include "cni/plugin.h"
 #include "tests/fakes/fake_netlink.h"
 #include "tests/simnode/sim_tree.h"

@@ -76,7 +76,7 @@ TEST_F(MacvlanTest, AnAdminsVlanDeviceIsNeverDeleted) {
 }
 
 // ADD looks up the master's PCI function, NUMA node and RDMA device only for the device-info
-// file (cni/resolve.cc skips that sysfs walk without one); with one, they are all reported.
+// file (cni/modes/resolve.cc skips that sysfs walk without one); with one, they are all reported.
 TEST_F(MacvlanTest, DeviceInfoNamesTheMastersFunctionNumaNodeAndSharedHca) {
   const std::string conf = macvlanConf(R"(, "runtimeConfig": {"CNIDeviceInfoFile": ")" +
                                        (tmp_.path() / "d.json").string() + "\"}");

@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "cni/device_lock.h"
+#include "cni/state/device_lock.h"
 #include "tests/cni/plugin_fixture.h"
 
 namespace rdmanet::cni::testing {

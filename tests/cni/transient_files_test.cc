@@ -9,8 +9,8 @@
 
 #include <fstream>
 
-#include "cni/device_lock.h"
-#include "cni/state_store.h"
+#include "cni/state/device_lock.h"
+#include "cni/state/state_store.h"
 #include "common/os/atomic_file.h"
 #include "common/os/held_file.h"
 #include "tests/simnode/temp_dir.h"

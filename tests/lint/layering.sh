@@ -86,7 +86,7 @@ self_test() {
   fi
   local plant n=0 failed=0
   for plant in 'cni/x.cc:#include <grpcpp/grpcpp.h>' 'cni/y.h:#include "proto/api.pb.h"' \
-    'common/base/x.cc:#include "cni/netconf.h"' 'common/base/y.cc:#include "deviceplugin/logging.h"' \
+    'common/base/x.cc:#include "cni/conf/netconf.h"' 'common/base/y.cc:#include "deviceplugin/logging.h"' \
     'deviceplugin/pools/x.cc:#include <netlink/msg.h>' 'cni/z.cc:#include "tests/fakes/fake_kernel.h"' \
     'deviceplugin/pools/y.cc:#include "deviceplugin/daemon/daemon.h"' \
     'deviceplugin/v1beta1/x.cc:#include "deviceplugin/dra/dra_front.h"' \

@@ -48,7 +48,7 @@ if (conf.podInfoDir !== undefined && opt('--pod-info-dir')) {
 }
 if (conf.draDevicesDir !== undefined) {
   // The device comes from --device-id here, as Multus v4.3.1 passes a claim's; the records the
-  // daemon writes for older Multus are tested with the CNI (tests/cni/claimed_device_test.cc).
+  // daemon writes for older Multus are tested with the CNI (tests/cni/modes/claimed_device_test.cc).
   note(`draDevicesDir ${conf.draDevicesDir} dropped (the device is given)`);
   delete conf.draDevicesDir;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // The pod → device records of prepared claims, which let the rdmanet CNI find the device a
-// pod's claim holds without Multus's help (cni/claimed_device.h reads them).
+// pod's claim holds without Multus's help (cni/modes/claimed_device.h reads them).
 //
 // Multus hands the CNI a claim's device only from v4.3.1 on (it reads the claim's allocation
 // through resource.k8s.io/v1); every released Multus before it looks the device up in kubelet's

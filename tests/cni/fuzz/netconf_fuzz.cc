@@ -1,18 +1,18 @@
 // libFuzzer target over everything the CNI parses from untrusted input: the netconf (for every
 // verb), CNI_ARGS, and results (prevResult, IPAM output) with their conversion to every
 // version. Invariants: no crash, no exception; a netconf ADD accepts gives a state file that
-// DEL can read back (cni/limits.h); and a result that parses re-parses to the same value after
+// DEL can read back (cni/conf/limits.h); and a result that parses re-parses to the same value after
 // conversion to 1.1.0.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "cni/attachment_state.h"
-#include "cni/env.h"
-#include "cni/json_util.h"
-#include "cni/netconf.h"
-#include "cni/result_types.h"
-#include "cni/version.h"
+#include "cni/conf/env.h"
+#include "cni/conf/json_util.h"
+#include "cni/conf/netconf.h"
+#include "cni/conf/result_types.h"
+#include "cni/conf/version.h"
+#include "cni/state/attachment_state.h"
 
 using namespace rdmanet::cni;
 

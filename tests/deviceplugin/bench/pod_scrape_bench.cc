@@ -19,7 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cni/state_store.h"
+#include "cni/state/state_store.h"
 #include "common/net/netns_sysfs.h"
 #include "deviceplugin/podnet/pod_metrics.h"
 #include "tests/deviceplugin/bench/latency_stats.h"

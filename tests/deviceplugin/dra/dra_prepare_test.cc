@@ -95,7 +95,7 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
 }
 
 TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnprepare) {
-  // What the CNI reads when Multus passes no deviceID (cni/claimed_device.h).
+  // What the CNI reads when Multus passes no deviceID (cni/modes/claimed_device.h).
   startRegistered(api_->url());
   const PciAddress vf = node_.vf(0, 1);
   const std::string pod = "4b7e2c1a-0d3f-4e5a-9b8c-7d6e5f4a3b2c";

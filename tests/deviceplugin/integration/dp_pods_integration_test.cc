@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "cni/state_store.h"
+#include "cni/state/state_store.h"
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/deviceplugin/test_node.h"

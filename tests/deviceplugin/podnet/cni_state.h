@@ -1,11 +1,11 @@
 #pragma once
-// Attachments as the CNI's ADD records them (cni/attachment_state.h), for the podnet tests: they
-// are saved with the CNI's own StateStore, so the daemon's reader is tested against the real
+// Attachments as the CNI's ADD records them (cni/state/attachment_state.h), for the podnet tests:
+// they are saved with the CNI's own StateStore, so the daemon's reader is tested against the real
 // format.
 
 #include <string>
 
-#include "cni/attachment_state.h"
+#include "cni/state/attachment_state.h"
 
 namespace rdmanet::podnet::testing {
 

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "cni/state_store.h"
+#include "cni/state/state_store.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/simnode/temp_dir.h"
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <map>
 
-#include "cni/state_store.h"
+#include "cni/state/state_store.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/deviceplugin/test_node.h"
 #include "tests/fakes/fake_netlink.h"

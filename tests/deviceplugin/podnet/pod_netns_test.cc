@@ -4,7 +4,7 @@
 // opened there: the link-down series counts its carrier losses, which the host cannot see.
 #include <gtest/gtest.h>
 
-#include "cni/state_store.h"
+#include "cni/state/state_store.h"
 #include "common/net/ethtool_stats.h"
 #include "common/net/netns_sysfs.h"
 #include "deviceplugin/podnet/pod_metrics.h"

@@ -1,0 +1,95 @@
+#include "cni/modes/claimed_device.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "cni/conf/json_util.h"
+#include "cni/conf/limits.h"
+#include "common/os/read_file.h"
+
+namespace rdmanet::cni {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A pod UID names a directory: letters, digits and '-' only (UIDs are RFC 4122 strings).
+bool plausibleUid(const std::string& uid) {
+  return !uid.empty() && uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
+  });
+}
+
+}  // namespace
+
+Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
+                                 const std::string& resource_name,
+                                 const std::set<std::string>& taken) {
+  if (!plausibleUid(pod_uid)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("K8S_POD_UID \"{}\" is not a pod UID", pod_uid));
+  }
+  const fs::path pod_dir = fs::path(dir) / pod_uid;
+  std::vector<fs::path> records;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(pod_dir, ec)) {
+    if (e.path().extension() == ".json" && e.is_regular_file(ec)) records.push_back(e.path());
+  }
+  std::sort(records.begin(), records.end());
+  size_t of_pool = 0;
+  for (const fs::path& r : records) {
+    RDMANET_ASSIGN_OR_RETURN(auto text, readFile(r, kMaxStateBytes));
+    if (!text) continue;  // unprepared meanwhile
+    auto doc = parseJson(*text, kStateLimits);
+    if (!doc.ok() || !doc->is_object() || !(*doc)["devices"].is_array()) continue;
+    for (const auto& d : (*doc)["devices"]) {
+      if (!d.is_object() || d.value("resourceName", "") != resource_name) continue;
+      auto pci = PciAddress::parse(d.value("pciAddress", ""));
+      if (!pci.ok()) continue;
+      ++of_pool;
+      if (!taken.contains(pci->str())) return *pci;
+    }
+  }
+  if (of_pool == 0) {
+    return makeError(
+        ErrorCode::kDeviceNotFound,
+        fmt::format("no deviceID, and no DRA claim of pod {} holds a {} device", pod_uid,
+                    resource_name),
+        fmt::format("the pod needs a claim from {}'s DeviceClass (or Multus >= 4.3.1 to pass "
+                    "deviceID), and the device plugin's --dra-pod-devices-dir must be {}",
+                    resource_name, dir));
+  }
+  return makeError(ErrorCode::kDeviceNotFound,
+                   fmt::format("every {} device of pod {}'s claims ({}) is attached already",
+                               resource_name, pod_uid, of_pool),
+                   "claim one device of the pool per rdmanet network of the pod");
+}
+
+Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store) {
+  const bool wants = env.command == Command::kAdd || env.command == Command::kCheck;
+  if (!wants || conf.device_id || conf.dra_devices_dir.empty() || !conf.master.empty() ||
+      conf.mode == Mode::kMacvlan) {
+    return okStatus();
+  }
+  std::set<std::string> taken;
+  for (const AttachmentState& st : store.listContainer(env.container_id)) {
+    if (st.pci.empty()) continue;
+    if (st.ifname == env.ifname) {
+      if (env.command == Command::kCheck) {
+        RDMANET_ASSIGN_OR_RETURN(conf.device_id, PciAddress::parse(st.pci));
+        return okStatus();
+      }
+      continue;
+    }
+    taken.insert(st.pci);
+  }
+  RDMANET_ASSIGN_OR_RETURN(PciAddress pci, claimedDevice(conf.dra_devices_dir, env.args.pod_uid,
+                                                         conf.resource_name, taken));
+  conf.device_id = pci;
+  return okStatus();
+}
+
+}  // namespace rdmanet::cni

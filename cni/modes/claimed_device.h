@@ -1,0 +1,36 @@
+#pragma once
+// The device a pod's DRA claim holds, for a network whose deviceID Multus did not supply.
+//
+// Multus hands rdmanet a claim's device only from v4.3.1 on; before it, a pod whose VF came
+// from a ResourceClaim gets no deviceID. The device plugin's DRA front records, when kubelet
+// prepares the pod's claims (before the sandbox, so before this ADD), each pod's claimed
+// devices under <draDevicesDir>/<pod UID>/<claim UID>.json
+// (deviceplugin/dra/kubelet/pod_devices.h). A network names its pool (resourceName, e.g.
+// "rdma/vf"); its device is the first of that pool in the pod's records (claims by UID, devices in
+// allocation order) that another attachment of the same sandbox has not taken: a pod with two
+// rdmanet networks of one pool gets two devices.
+
+#include <set>
+#include <string>
+
+#include "cni/conf/env.h"
+#include "cni/conf/netconf.h"
+#include "cni/state/state_store.h"
+#include "common/base/result.h"
+#include "common/inventory/pci.h"
+
+namespace rdmanet::cni {
+
+// Error 4 (kInvalidConfig) for a malformed pod UID; 6 (kDeviceNotFound) when the pod's records
+// hold no device of the pool, or every one is `taken`; 5 when a record cannot be read; a record
+// that does not parse is skipped (the daemon writes them whole: it is not ours).
+Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
+                                 const std::string& resource_name,
+                                 const std::set<std::string>& taken);
+
+// ADD and CHECK of a network with draDevicesDir but no deviceID (and no macvlan master): sets
+// conf.device_id to the pod's claimed device. CHECK takes the device its ADD recorded; ADD skips
+// the devices the sandbox's other attachments hold. Anything else is left as it is.
+Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store);
+
+}  // namespace rdmanet::cni

@@ -1,0 +1,146 @@
+#include "cni/state/attachment_state.h"
+
+#include "cni/conf/json_util.h"
+
+namespace rdmanet::cni {
+namespace {
+
+std::optional<Mode> modeOf(const std::string& s) {
+  if (s == "sriov") return Mode::kSriov;
+  if (s == "macvlan") return Mode::kMacvlan;
+  if (s == "host-device") return Mode::kHostDevice;
+  return std::nullopt;
+}
+
+json vfJson(const VfInfo& v) {
+  return {{"index", v.index},
+          {"mac", v.mac.str()},
+          {"vlan", v.vlan},
+          {"qos", v.qos},
+          {"proto", v.vlan_proto},
+          {"spoofchk", v.spoofchk},
+          {"trust", v.trust},
+          {"link_state", static_cast<int>(v.link_state)},
+          {"min_tx_rate", v.min_tx_rate},
+          {"max_tx_rate", v.max_tx_rate}};
+}
+
+VfInfo vfFrom(const json& j) {
+  VfInfo v;
+  v.index = j.value("index", 0);
+  v.mac = MacAddress::parse(j.value("mac", "00:00:00:00:00:00")).valueOr(MacAddress{});
+  v.vlan = j.value("vlan", 0);
+  v.qos = j.value("qos", 0);
+  v.vlan_proto = j.value("proto", 0x8100);
+  v.spoofchk = j.value("spoofchk", false);
+  v.trust = j.value("trust", false);
+  v.link_state = static_cast<VfLinkState>(j.value("link_state", 0));
+  v.min_tx_rate = j.value("min_tx_rate", 0u);
+  v.max_tx_rate = j.value("max_tx_rate", 0u);
+  return v;
+}
+
+}  // namespace
+
+json AttachmentState::toJson() const {
+  json j = {{"containerID", container_id},
+            {"ifname", ifname},
+            {"netns", netns},
+            {"network", network},
+            {"podNamespace", pod_namespace},
+            {"podName", pod_name},
+            {"podUid", pod_uid},
+            {"priority", priority},
+            {"cniVersion", cni_version},
+            {"mode", std::string(modeName(mode))},
+            {"complete", complete},
+            {"hostIfname", host_ifname},
+            {"hostIfindex", host_ifindex},
+            {"pci", pci},
+            {"origMac", orig_mac.str()},
+            {"origMtu", orig_mtu},
+            {"origUp", orig_up},
+            {"pfName", pf_name},
+            {"pfPci", pf_pci},
+            {"vfIndex", vf_index},
+            {"vfKnobsSet", vf_knobs_set},
+            {"vlanLink", vlan_link},
+            {"podLower", pod_lower},
+            {"rdmaMoved", rdma_moved},
+            {"podIfindex", pod_ifindex},
+            {"deviceInfoFile", device_info_file},
+            {"podInfoDir", pod_info_dir},
+            {"ipam", ipam},
+            {"ipamType", ipam_type},
+            {"ipamVersion", ipam_version},
+            {"conf", raw_conf},
+            {"result", result}};
+  if (orig_vf) j["origVf"] = vfJson(*orig_vf);
+  return j;
+}
+
+Result<AttachmentState> AttachmentState::fromJson(const json& j) {
+  if (!j.is_object()) return makeError(ErrorCode::kIoFailure, "state file is not a JSON object");
+  try {
+    AttachmentState s;
+    s.container_id = j.at("containerID").get<std::string>();
+    s.ifname = j.at("ifname").get<std::string>();
+    s.netns = j.value("netns", "");
+    s.network = j.value("network", "");
+    s.pod_namespace = j.value("podNamespace", "");
+    s.pod_name = j.value("podName", "");
+    s.pod_uid = j.value("podUid", "");
+    s.priority = j.value("priority", 0);
+    s.cni_version = j.value("cniVersion", "");
+    const auto mode = modeOf(j.value("mode", ""));
+    if (!mode) return makeError(ErrorCode::kIoFailure, "state file has an unknown mode");
+    s.mode = *mode;
+    s.complete = j.value("complete", false);
+    s.host_ifname = j.value("hostIfname", "");
+    s.host_ifindex = j.value("hostIfindex", 0);
+    s.pci = j.value("pci", "");
+    s.orig_mac = MacAddress::parse(j.value("origMac", "")).valueOr(MacAddress{});
+    s.orig_mtu = j.value("origMtu", 0u);
+    s.orig_up = j.value("origUp", false);
+    s.pf_name = j.value("pfName", "");
+    s.pf_pci = j.value("pfPci", "");
+    s.vf_index = j.value("vfIndex", -1);
+    if (j.contains("origVf") && j["origVf"].is_object()) s.orig_vf = vfFrom(j["origVf"]);
+    s.vf_knobs_set = j.value("vfKnobsSet", std::vector<std::string>{});
+    s.vlan_link = j.value("vlanLink", "");
+    s.pod_lower = j.value("podLower", "");
+    s.rdma_moved = j.value("rdmaMoved", std::vector<std::string>{});
+    s.pod_ifindex = j.value("podIfindex", 0);
+    s.device_info_file = j.value("deviceInfoFile", "");
+    s.pod_info_dir = j.value("podInfoDir", "");
+    s.ipam = j.value("ipam", json());
+    s.ipam_type = j.value("ipamType", "");
+    s.ipam_version = j.value("ipamVersion", "");
+    s.raw_conf = j.value("conf", json());
+    s.result = j.value("result", json());
+    return s;
+  } catch (const json::exception& e) {
+    return makeError(ErrorCode::kIoFailure, "state file is invalid", e.what());
+  }
+}
+
+AttachmentState AttachmentState::forInvocation(const CniEnv& env, const NetConf& conf) {
+  AttachmentState st;
+  st.container_id = env.container_id;
+  st.ifname = env.ifname;
+  st.netns = env.netns;
+  st.network = conf.name;
+  st.pod_namespace = env.args.pod_namespace;
+  st.pod_name = env.args.pod_name;
+  st.pod_uid = env.args.pod_uid;
+  st.priority = conf.pcp();
+  st.cni_version = conf.cni_version;
+  st.ipam = conf.ipam;
+  st.ipam_type = conf.ipam_type;
+  st.raw_conf = conf.raw;
+  st.raw_conf.erase("prevResult");
+  st.device_info_file = conf.device_info_file;
+  return st;
+}
+
+}  // namespace rdmanet::cni

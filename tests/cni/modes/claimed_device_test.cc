@@ -1,0 +1,130 @@
+// A pod's DRA-claimed device found by the CNI when Multus passes no deviceID
+// (cni/modes/claimed_device.h): the records the device plugin's DRA front writes at prepare, read
+// through whole invocations.
+#include "cni/modes/claimed_device.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "tests/cni/plugin_fixture.h"
+
+namespace rdmanet::cni::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kPodUid = "9d3f0c2e-5b1a-4c7e-8f00-0a1b2c3d4e5f";
+
+class ClaimedDeviceTest : public PluginTest {
+ protected:
+  fs::path records() const { return tmp_.path() / "dra-devices"; }
+  // The daemon's record of one claim of the pod (deviceplugin/dra/kubelet/pod_devices.h).
+  void writeRecord(const std::string& claim_uid, const json& devices) {
+    fs::create_directories(records() / kPodUid);
+    std::ofstream(records() / kPodUid / (claim_uid + ".json")) << json{
+        {"claim", {{"namespace", "team"}, {"name", "c"}, {"uid", claim_uid}}},
+        {"devices", devices}}.dump();
+  }
+  static json device(const std::string& resource, const std::string& pci) {
+    return {{"request", "nic"}, {"resourceName", resource}, {"pciAddress", pci}, {"device", "d"}};
+  }
+  // sriovConf without deviceID, with the DRA keys.
+  std::string claimConf() const {
+    std::string c = sriovConf(
+        fmt::format(R"(, "draDevicesDir": "{}", "resourceName": "rdma/vf")", records().string()));
+    const std::string id = R"("deviceID": "0000:81:10.0",)";
+    c.erase(c.find(id), id.size());
+    return c;
+  }
+  Invocation run(const std::string& command, const std::string& conf,
+                 const std::string& ifname = "net1", const std::string& uid = kPodUid) {
+    return invoke(command, conf, kPod, "c1", ifname,
+                  {{"CNI_ARGS", fmt::format("IgnoreUnknown=1;K8S_POD_UID={}", uid)}});
+  }
+};
+
+TEST_F(ClaimedDeviceTest, AddWiresTheVfThePodsClaimHoldsWithoutADeviceId) {
+  writeRecord("a-claim", json::array({device("rdma/other", "0000:81:10.2"),
+                                      device("rdma/vf", "0000:81:10.0")}));
+  const Invocation add = run("ADD", claimConf());
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(json::parse(add.stdout_data)["interfaces"][0]["pciID"], "0000:81:10.0");
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+  // CHECK finds the same device through the attachment ADD recorded.
+  const Invocation check = run("CHECK", withPrev(claimConf(), json::parse(add.stdout_data)));
+  EXPECT_EQ(check.exit_code, 0) << check.stdout_data;
+  const Invocation del = run("DEL", withPrev(claimConf(), json::parse(add.stdout_data)));
+  EXPECT_EQ(del.exit_code, 0) << del.stdout_data;
+  EXPECT_TRUE(kernel_.link(FakeKernel::kHost, "ens1f0v0").has_value());
+}
+
+TEST_F(ClaimedDeviceTest, ASecondNetworkOfThePoolGetsTheNextClaimedDevice) {
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.0")}));
+  writeRecord("b-claim", json::array({device("rdma/vf", "0000:81:10.2")}));
+  const Invocation first = run("ADD", claimConf(), "net1");
+  ASSERT_EQ(first.exit_code, 0) << first.stdout_data;
+  const Invocation second = run("ADD", claimConf(), "net2");
+  ASSERT_EQ(second.exit_code, 0) << second.stdout_data;
+  EXPECT_EQ(json::parse(first.stdout_data)["interfaces"][0]["pciID"], "0000:81:10.0");
+  EXPECT_EQ(json::parse(second.stdout_data)["interfaces"][0]["pciID"], "0000:81:10.2");
+  // A third has none left: a clear error, nothing attached.
+  const World before = world();
+  const Invocation third = run("ADD", claimConf(), "net3");
+  EXPECT_NE(third.exit_code, 0);
+  EXPECT_NE(third.stdout_data.find("attached already"), std::string::npos) << third.stdout_data;
+  EXPECT_EQ(world(), before);
+}
+
+TEST_F(ClaimedDeviceTest, NoRecordOfThePoolIsAClearErrorThatLeavesNothing) {
+  writeRecord("a-claim", json::array({device("rdma/other", "0000:81:10.0")}));
+  const World before = world();
+  const Invocation add = run("ADD", claimConf());
+  EXPECT_EQ(add.exit_code, 1);
+  const json err = json::parse(add.stdout_data);
+  EXPECT_EQ(err["code"], 100);
+  EXPECT_NE(err["msg"].get<std::string>().find("no DRA claim of pod"), std::string::npos);
+  EXPECT_NE(err["details"].get<std::string>().find("--dra-pod-devices-dir"), std::string::npos);
+  EXPECT_EQ(world(), before);
+}
+
+TEST_F(ClaimedDeviceTest, APodUidThatCouldEscapeTheDirectoryIsRefused) {
+  for (const char* uid : {"../../etc", "a/b", ".."}) {
+    const Invocation add = run("ADD", claimConf(), "net1", uid);
+    EXPECT_NE(add.exit_code, 0) << uid;
+    EXPECT_NE(add.stdout_data.find("is not a pod UID"), std::string::npos) << add.stdout_data;
+  }
+}
+
+TEST_F(ClaimedDeviceTest, DraDevicesDirNeedsAResourceNameAndASafePath) {
+  std::string conf = claimConf();
+  conf.erase(conf.find(R"(, "resourceName": "rdma/vf")"), 27);
+  Invocation add = run("ADD", conf);
+  EXPECT_NE(add.stdout_data.find("needs \\\"resourceName\\\""), std::string::npos)
+      << add.stdout_data;
+  add = run("ADD", sriovConf(R"(, "draDevicesDir": "rel/dir", "resourceName": "rdma/vf")"));
+  EXPECT_NE(add.stdout_data.find("draDevicesDir"), std::string::npos) << add.stdout_data;
+}
+
+TEST_F(ClaimedDeviceTest, ADeviceIdFromMultusWinsOverTheRecords) {
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.2")}));
+  const Invocation add =
+      run("ADD", sriovConf(fmt::format(R"(, "draDevicesDir": "{}", "resourceName": "rdma/vf")",
+                                       records().string())));
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(json::parse(add.stdout_data)["interfaces"][0]["pciID"], "0000:81:10.0");
+}
+
+TEST(ClaimedDevice, RecordsThatDoNotParseAreSkipped) {
+  sim::TempDir tmp;
+  fs::create_directories(tmp.path() / kPodUid);
+  std::ofstream(tmp.path() / kPodUid / "a.json") << "{not json";
+  std::ofstream(tmp.path() / kPodUid / "b.json")
+      << R"({"devices": [{"resourceName": "rdma/vf", "pciAddress": "0000:81:10.2"}]})";
+  auto pci = claimedDevice(tmp.path().string(), kPodUid, "rdma/vf", {});
+  ASSERT_TRUE(pci.ok()) << pci.error().msg;
+  EXPECT_EQ(pci->str(), "0000:81:10.2");
+}
+
+}  // namespace
+}  // namespace rdmanet::cni::testing
