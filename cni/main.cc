@@ -1,5 +1,5 @@
-// rdmanet: the CNI plugin binary. Wires the real dependencies and calls the library (STYLE.md:
-// thin mains); everything else lives in rdmanet_cni.
+// rdmanet: the CNI plugin binary. Wires the real dependencies and calls the library
+// (CONTRIBUTING.md, "Layers": thin mains); everything else lives in rdmanet_cni.
 #include <unistd.h>
 
 #include <cerrno>

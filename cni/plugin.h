@@ -1,6 +1,6 @@
 #pragma once
-// The CNI plugin: one method per verb over injected dependencies (plugin_deps.h), and runCni(),
-// which turns one invocation (environment + stdin) into stdout + exit code.
+// The CNI plugin: one method per verb over injected dependencies (modes/plugin_deps.h), and
+// runCni(), which turns one invocation (environment + stdin) into stdout + exit code.
 //
 // ADD resolves the device, takes its lock, checks the lossless priority, records the state,
 // then attaches (mode.h), moves RDMA devices, delegates IPAM, configures the pod and writes the
@@ -13,7 +13,7 @@
 #include "cni/conf/env.h"
 #include "cni/conf/netconf.h"
 #include "cni/conf/result_types.h"
-#include "cni/plugin_deps.h"
+#include "cni/modes/plugin_deps.h"
 #include "cni/state/attachment_state.h"
 #include "common/base/result.h"
 

@@ -9,11 +9,11 @@
 #include "cni/ipam/ipam.h"
 #include "cni/modes/mode.h"
 #include "cni/modes/rdma_attach.h"
+#include "cni/modes/state_recovery.h"
 #include "cni/plugin.h"
 #include "cni/pod/pod_info.h"
 #include "cni/pod/pod_netns.h"
 #include "cni/state/device_lock.h"
-#include "cni/state/state_recovery.h"
 #include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {

@@ -1,6 +1,6 @@
 #pragma once
-// One named spdlog logger per daemon component (STYLE.md §4). Loggers write to stderr; the
-// level is set once for all of them by setLogLevel().
+// One named spdlog logger per daemon component (CONTRIBUTING.md, "Logging"). Loggers write to
+// stderr; the level is set once for all of them by setLogLevel().
 
 #include <spdlog/spdlog.h>
 

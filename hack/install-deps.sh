@@ -28,7 +28,7 @@ want_build=(
 # openssl for the throw-away CA of the Kubernetes client's TLS tests;
 # python3-prometheus-client parses /metrics as Prometheus would; prometheus for its promtool,
 # which checks and unit-tests the chart's alert rules and parses the dashboard's queries
-# (tests/manifests/rules.sh, dashboard.sh), and for the server itself, which scrapes the daemon
+# (tests/manifests/monitoring.sh), and for the server itself, which scrapes the daemon
 # in the VM and answers PromQL over its HTTP API (tests/vm/pod_counters.sh, with curl); nftables routes the test cluster's kubernetes Service
 # to its API server, hack/cluster/network.sh).
 want_test=(

@@ -1,5 +1,5 @@
 #pragma once
-// Logger: the CNI's synchronous line logger (STYLE.md section 4).
+// Logger: the CNI's synchronous line logger (CONTRIBUTING.md, "Logging").
 //
 // No thread, no buffering beyond one line: the CNI calls setns(2) and forks IPAM plugins, so a
 // logger thread or a half-flushed buffer would misbehave. Every line carries the container id,

@@ -16,8 +16,8 @@
 
 #include "cni/conf/env.h"
 #include "cni/conf/netconf.h"
+#include "cni/modes/plugin_deps.h"
 #include "cni/modes/rollback.h"
-#include "cni/plugin_deps.h"
 #include "cni/state/attachment_state.h"
 #include "common/base/pci_address.h"
 #include "common/net/netns.h"

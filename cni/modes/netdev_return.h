@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "cni/plugin_deps.h"
+#include "cni/modes/plugin_deps.h"
 #include "cni/state/attachment_state.h"
 #include "common/base/result.h"
 

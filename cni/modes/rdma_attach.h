@@ -9,7 +9,7 @@
 #include "cni/conf/result_types.h"
 #include "cni/modes/lossless.h"
 #include "cni/modes/mode.h"
-#include "cni/plugin_deps.h"
+#include "cni/modes/plugin_deps.h"
 #include "cni/state/attachment_state.h"
 #include "common/base/result.h"
 

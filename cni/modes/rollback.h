@@ -1,5 +1,5 @@
 #pragma once
-// Rollback: RAII undo steps with an explicit commit (STYLE.md principle 9).
+// Rollback: RAII undo steps with an explicit commit (CONTRIBUTING.md, "Rollback and recovery").
 //
 //   Rollback rb(log);
 //   RDMANET_RETURN_IF_ERROR(step1());  rb.push("undo step1", [&] { return undo1(); });

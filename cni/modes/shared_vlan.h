@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cni/plugin_deps.h"
+#include "cni/modes/plugin_deps.h"
 #include "common/base/result.h"
 
 namespace rdmanet::cni {

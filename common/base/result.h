@@ -13,7 +13,7 @@
 
 namespace rdmanet {
 
-// CNI spec error codes (SPEC.md "Error") plus the plugin-specific range (100+).
+// CNI spec error codes (the specification's "Error" section) plus the plugin-specific range (100+).
 enum class ErrorCode : int {
   kIncompatibleVersion = 1,   // cniVersion not supported
   kUnsupportedField = 2,      // a field value we do not implement

@@ -2,11 +2,11 @@
 // KubeClient: the few REST verbs rdmanet needs from the Kubernetes API server, over libcurl.
 //
 // Paths are absolute API paths ("/apis/resource.k8s.io/v1/resourceslices/NAME"); callers build
-// them from validated names (see kube/paths.h). Bodies and answers are JSON objects as the API
-// server writes them. Nothing here logs: every failure is an Error with code 104
-// (kKubeApiFailure) whose http_status is the server's status (0 when no answer came: refused
-// connection, time-out, TLS failure) and whose msg carries the metav1.Status message; use the
-// predicates in kube/api_error.h to tell 401/403/404/409/422/429/5xx apart.
+// them from validated names (see deviceplugin/dra/apiserver/api_paths.h). Bodies and answers are
+// JSON objects as the API server writes them. Nothing here logs: every failure is an Error with
+// code 104 (kKubeApiFailure) whose http_status is the server's status (0 when no answer came:
+// refused connection, time-out, TLS failure) and whose msg carries the metav1.Status message; use
+// the predicates in kube/api_error.h to tell 401/403/404/409/422/429/5xx apart.
 //
 // Retries: a request that got no answer, or got 429/500/502/503/504, is tried again after a
 // backoff (initial, doubled each time, capped; a Retry-After header of at most max_backoff is

@@ -1,8 +1,8 @@
 #pragma once
 // A port's driver statistics, as `ethtool -S` shows them, behind a reader interface of its own:
 // the pod metrics need this one call (per-priority PFC pause counters such as mlx5's
-// rx_prio3_pause), so it is not a method of the Netlink seam (STYLE.md: small consumer
-// interfaces).
+// rx_prio3_pause), so it is not a method of the Netlink seam (CONTRIBUTING.md,
+// "Seams").
 
 #include <cstdint>
 #include <memory>

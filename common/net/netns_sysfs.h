@@ -28,8 +28,8 @@ class NetnsSysfs {
 // fs attributes, which CLONE_NEWNS requires), enters the pod's network namespace, makes its
 // mounts private and mounts a read-only sysfs over <sysfs root>/sys, then runs fn. When the
 // thread ends, its mount namespace and that mount go with it, and the namespace fd is closed,
-// so nothing is left behind; the daemon's other threads never change namespace (STYLE.md
-// principle 5). Needs CAP_SYS_ADMIN. The caller's thread waits: sysfs reads do not block on the
+// so nothing is left behind; the daemon's other threads never change namespace (CONTRIBUTING.md,
+// "Seams"). Needs CAP_SYS_ADMIN. The caller's thread waits: sysfs reads do not block on the
 // network, so a read costs a thread start, two namespace switches and a mount.
 class MountingNetnsSysfs final : public NetnsSysfs {
  public:

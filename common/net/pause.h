@@ -1,7 +1,7 @@
 #pragma once
 // Link-level (802.3x, "global") pause of an Ethernet port, as `ethtool -a` shows it, behind a
 // reader interface of its own: its only consumer, the doctor, needs this one call, so it is
-// not a method of the Netlink seam (STYLE.md: small consumer interfaces).
+// not a method of the Netlink seam (CONTRIBUTING.md, "Seams").
 //
 // With PFC on a port, global pause should be off: a PAUSE frame stops every traffic class, so
 // one congested lossless queue would stall the lossy ones too, and mlx5 cannot run both.

@@ -47,7 +47,8 @@ int roceMtuForNetdevMtu(int netdev_mtu, int max_mtu) {
 }
 
 double ibSpeedGbps(int s) {
-  // enum ibv_port_attr.active_speed (verbs.h / IBTA): per-lane signalling after encoding.
+  // enum ibv_port_attr.active_speed (<infiniband/verbs.h> / IBTA): per-lane signalling after
+  // encoding.
   switch (s) {
     case 1:
       return 2.5;  // SDR

@@ -13,7 +13,7 @@
 //   (kubelet's plugin watcher registers new sockets).
 // - DRAPlugin and DRAResourceHealth on dra.sock (grpc_dra_server.h): prepare through
 //   ClaimPreparer, health streams from DeviceState.
-// - apply(): the pools become DRA devices (dra_devices.h) in a new DeviceState version when
+// - apply(): the pools become DRA devices (dra_device.h) in a new DeviceState version when
 //   anything about them changed; open health streams see it at once; the publisher (the
 //   ResourceSlice side), when there is one, gets the same inventory.
 // Timers read the injected clock; tests drive them with a FakeClock.

@@ -1,6 +1,6 @@
 #pragma once
 // The one CDI spec encoder and writer, for both fronts: the device-plugin front's spec per pool
-// (pools/artifacts.h) and the DRA front's spec per claim (dra/cdi_spec.h).
+// (pools/artifacts.h) and the DRA front's spec per claim (dra/kubelet/cdi_spec.h).
 //
 // A device node is written as the CDI spec defines it and runc applies it: "path" (in the
 // container), "hostPath", "type" "c", "major" and "minor", and the cgroup "permissions" ("rw").

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace pb = ::v1beta1;
 
-// STYLE.md: errors are mapped to gRPC codes here, at the boundary, and nowhere else.
+// Errors become gRPC codes here, at the boundary, and nowhere else (CONTRIBUTING.md, "Errors").
 grpc::Status toGrpc(const Error& e) {
   grpc::StatusCode code = grpc::StatusCode::INTERNAL;
   switch (e.code) {

@@ -20,7 +20,7 @@
 # Pods that already have their VFs (the demo's) take only the RDMA part:
 #   roce_link NS_A IF_A NS_B IF_B  /  roce_unlink
 #
-# Why this shape (../../shared/REFERENCE.md, "RoCE traffic between two pods in the VM"): on the
+# Why this shape (measured on Debian 12's 6.1 kernel, the same on 6.12): on the
 # Debian 12 kernels a Soft-RoCE device made inside a pod's netns never sends a packet, since
 # rdma_rxe opens its UDP 4791 socket in the initial netns only, and rxe cannot change netns. So
 # each pod's VF gets an L2 ipvlan slave that is moved to the initial netns and carries the rxe

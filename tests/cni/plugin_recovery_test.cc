@@ -1,4 +1,4 @@
-// DEL without a state file while the pod still holds the device (cni/state/state_recovery.h), and
+// DEL without a state file while the pod still holds the device (cni/modes/state_recovery.h), and
 // CHECK of the RDMA device's namespace, over the fake kernel.
 #include <fmt/format.h>
 

@@ -19,6 +19,14 @@
 #   7. DRA's two sides meet only in dra/ (the shared devices, the ClaimReader and
 #      DevicePublisher seams, the DraFront that wires them): dra/kubelet/ and dra/apiserver/
 #      never include each other, and neither includes the front (dra/dra_front.h) above them.
+#   8. cni/ is in rooms on four floors, and each room includes only the rooms below it:
+#        verbs     cni/*.cc, cni/*.h (plugin*, run, main): may include every room
+#        modes/    the three modes, rollback, device return and recovery, PluginDeps
+#        ipam/ pod/  delegated IPAM; the pod's netns, info and config (not each other)
+#        state/    the attachment state, its store and the device locks
+#        conf/     the netconf, the CNI environment, results, limits, the logger
+#      So no room includes a verb, and a folder of cni/ that is none of these rooms is refused
+#      until it is given its floor here.
 set -euo pipefail
 
 check() {
@@ -62,6 +70,29 @@ check() {
     deviceplugin/dra/apiserver
   rule "a side of DRA reaches the DraFront that wires it" '"deviceplugin/dra/dra_front\.h"' \
     deviceplugin/dra/kubelet deviceplugin/dra/apiserver
+  # Rule 8: room ALLOWED-ROOMS (a regex of room names); any other "cni/..." include is a violation.
+  croom() {
+    local room=$1 allowed=$2 hits
+    hits=$(includes "cni/$room" | grep -E '"cni/' | grep -vE "\"cni/($allowed)/" || true)
+    if [[ -n $hits ]]; then
+      printf 'layering: cni/%s/ reaches above its floor (it may include cni/{%s}/ only):\n%s\n' \
+        "$room" "${allowed//|/,}" "$hits" >&2
+      bad=1
+    fi
+  }
+  croom conf 'conf'
+  croom state 'conf|state'
+  croom ipam 'conf|state|ipam'
+  croom pod 'conf|state|pod'
+  croom modes 'conf|state|ipam|pod|modes'
+  local stray
+  stray=$( (cd "$repo" && git ls-files -co --exclude-standard -- cni 2>/dev/null) |
+    grep -E '^cni/[^/]+/.*\.(cc|h)$' | grep -vE '^cni/(conf|state|ipam|pod|modes)/' || true)
+  if [[ -n $stray ]]; then
+    printf 'layering: cni/ files in a folder that is no room (give it a floor in rule 8):\n%s\n' \
+      "$stray" >&2
+    bad=1
+  fi
   return $bad
 }
 
@@ -71,6 +102,7 @@ self_test() {
   trap 'rm -rf "$t"' RETURN
   git -C "$t" init -q
   mkdir -p "$t"/{cni,common/net,common/base,deviceplugin/pools,deviceplugin/v1beta1} \
+    "$t"/cni/{conf,state,ipam,pod,modes,extra} \
     "$t"/deviceplugin/{front,daemon,dra/kubelet,dra/apiserver}
   echo '#include "common/base/result.h"' >"$t/cni/a.cc"
   echo '#include <netlink/netlink.h>' >"$t/common/net/libnl_socket.h"
@@ -80,6 +112,13 @@ self_test() {
   echo '#include "deviceplugin/dra/dra_front.h"' >"$t/deviceplugin/daemon/ok.cc"
   echo '#include "deviceplugin/dra/device_publisher.h"' >"$t/deviceplugin/dra/apiserver/ok.h"
   echo '#include "deviceplugin/dra/claim_reader.h"' >"$t/deviceplugin/dra/kubelet/ok.h"
+  # cni/'s arrows that are allowed: each room down to the floors below it, the verbs to all.
+  echo '#include "cni/conf/env.h"' >"$t/cni/conf/ok.h"
+  echo '#include "cni/conf/netconf.h"' >"$t/cni/state/ok.h"
+  echo '#include "cni/state/state_store.h"' >"$t/cni/ipam/ok.h"
+  echo '#include "cni/state/state_store.h"' >"$t/cni/pod/ok.h"
+  printf '#include "cni/ipam/ipam.h"\n#include "cni/pod/pod_netns.h"\n' >"$t/cni/modes/ok.h"
+  echo '#include "cni/modes/mode.h"' >"$t/cni/ok.cc"
   if ! check "$t" 2>/dev/null; then
     echo "self-test: a clean tree was refused" >&2
     return 1
@@ -99,7 +138,12 @@ self_test() {
     'deviceplugin/front/y.h:#include "deviceplugin/v1beta1/endpoint.h"' \
     'deviceplugin/dra/kubelet/y.cc:#include "deviceplugin/dra/apiserver/slice_worker.h"' \
     'deviceplugin/dra/apiserver/x.h:#include "deviceplugin/dra/kubelet/prepare.h"' \
-    'deviceplugin/dra/apiserver/y.h:#include "deviceplugin/dra/dra_front.h"'; do
+    'deviceplugin/dra/apiserver/y.h:#include "deviceplugin/dra/dra_front.h"' \
+    'cni/conf/x.cc:#include "cni/state/state_store.h"' 'cni/conf/y.h:#include "cni/plugin.h"' \
+    'cni/state/x.cc:#include "cni/modes/mode.h"' 'cni/state/y.h:#include "cni/ipam/ipam.h"' \
+    'cni/ipam/x.cc:#include "cni/pod/pod_info.h"' 'cni/ipam/y.h:#include "cni/modes/mode.h"' \
+    'cni/pod/x.cc:#include "cni/ipam/ipam.h"' 'cni/pod/y.h:#include "cni/plugin.h"' \
+    'cni/modes/x.h:#include "cni/plugin.h"' 'cni/extra/x.cc:#include "cni/conf/env.h"'; do
     local f=${plant%%:*} line=${plant#*:}
     echo "$line" >"$t/$f"
     n=$((n + 1))

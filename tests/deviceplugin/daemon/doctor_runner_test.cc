@@ -28,7 +28,7 @@ using namespace std::chrono_literals;
 
 const std::string kHw = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/";
 
-// Polls `pred` until it holds or `timeout` passes (no fixed sleeps: STYLE.md §6).
+// Polls `pred` until it holds or `timeout` passes (no fixed sleeps: CONTRIBUTING.md, "Tests").
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 10s) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {

@@ -1,6 +1,6 @@
 // Pool membership of devices whose netdev (and RDMA device) went into a pod
-// (deviceplugin/moved_attributes.h), on hand-built inventories: what sysfs shows before, during
-// and after a VF's stay in a pod.
+// (deviceplugin/pools/moved_attributes.h), on hand-built inventories: what sysfs shows before,
+// during and after a VF's stay in a pod.
 #include "deviceplugin/pools/moved_attributes.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "cni/state/state_recovery.h"
+#include "cni/modes/state_recovery.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 #pragma once
-// PluginDeps: every side effect the CNI plugin has, injected (STYLE.md principle 2).
+// PluginDeps: every side effect the CNI plugin has, injected (CONTRIBUTING.md, "Seams").
 //
 // main.cc wires the real ones (LibnlNetlink in the host netns, SetnsRunner, ExecIpam, the state
 // dir from RDMANET_STATE_DIR, the sysfs root from RDMANET_SYSFS_ROOT); tests wire FakeNetlink,

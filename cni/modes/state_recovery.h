@@ -30,7 +30,7 @@
 
 #include "cni/conf/env.h"
 #include "cni/conf/netconf.h"
-#include "cni/plugin_deps.h"
+#include "cni/modes/plugin_deps.h"
 #include "cni/state/attachment_state.h"
 #include "common/base/result.h"
 
