@@ -205,7 +205,8 @@ TEST_F(TenantNetnsTest, AHangingIpamDelegateIsKilledAndTheDeviceIsFreeAgain) {
   EXPECT_EQ(hung.doc["code"], 11) << hung.out;
   EXPECT_NE(hung.out.find("did not finish within 500 ms"), std::string::npos) << hung.out;
   EXPECT_TRUE(inHost(dev_));
-  const std::string pid = shOut("cat " + (tmp_.path() / "hang.pid").string());
+  std::string pid = shOut("cat " + (tmp_.path() / "hang.pid").string());
+  while (!pid.empty() && pid.back() == '\n') pid.pop_back();
   ASSERT_FALSE(pid.empty());
   EXPECT_NE(sh("kill -0 " + pid), 0) << "the delegate still runs";
   const std::string ok_conf =
