@@ -133,7 +133,7 @@ TEST_F(LogFileTest, AFifoIsRefusedWithoutBlocking) {
 TEST_F(LogFileTest, APathOutsideTheLogRootIsRefused) {
   Logger log;
   for (const std::string& p : {victim_.string(), (root_ / ".." / "victim").string(),
-                              std::string("/etc/rdmanet-cni.log")}) {
+                               std::string("/etc/rdmanet-cni.log")}) {
     EXPECT_FALSE(log.setFile(root_, p, 1 << 20).ok()) << p;
   }
   EXPECT_FALSE(fs::exists("/etc/rdmanet-cni.log"));
