@@ -161,7 +161,7 @@ check_pod_cannot_take_anothers_vf() {
   wait_until 120 "$thief's sandbox refused by rdmanet" sandbox_refused
   msg=$(kc -n "$tns" get events --field-selector "involvedObject.name=$thief" \
     -o 'jsonpath={.items[*].message}')
-  echo "$thief's sandbox: ${msg:0:400}"
+  echo "$thief's sandbox: $(grep -o '.\{0,300\}deviceID.\{0,200\}' <<<"$msg" | head -n 1)"
   [[ $(kc -n "$tns" get pod "$thief" -o 'jsonpath={.status.phase}') != Running ]] ||
     fail "$thief runs with $owner's VF $vf"
   [[ -z $(host_netdev_of "$vf") ]] || fail "$vf left $owner's pod"
