@@ -428,7 +428,10 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
     if (c.mode == Mode::kMacvlan && c.master.empty())
       return invalid("mode macvlan needs \"master\"");
     if (c.mode == Mode::kHostDevice && !c.device_id && c.device.empty() && !c.hwaddr) {
-      return invalid("mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\"");
+      return invalid(
+          "mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\" (for a "
+          "network with a resource, Multus passes the device kubelet allocated to the pod: the "
+          "pod must request the resource)");
     }
     if (!c.mode && !c.device_id && c.device.empty() && !c.hwaddr && c.master.empty()) {
       return invalid(
