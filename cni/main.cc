@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <string>
 
+#include "cni/conf/json_util.h"
 #include "cni/conf/limits.h"
+#include "cni/conf/node_config.h"
+#include "cni/conf/version.h"
 #include "cni/plugin.h"
 #include "common/net/libnl_netlink.h"
 
@@ -52,14 +55,22 @@ int main() {
     std::fputs(("{\"code\":101,\"msg\":\"" + host.error().msg + "\"}\n").c_str(), stdout);
     return 1;
   }
+  const std::string state_dir = envOr("RDMANET_STATE_DIR", "/var/lib/cni/rdmanet");
+  auto node = loadNodeConfig(state_dir);
+  if (!node.ok()) {
+    const std::string out = dumpJson(errorToJson(node.error(), std::string(kLatestVersion)));
+    std::fputs((out + "\n").c_str(), stdout);
+    return 1;
+  }
   SetnsRunner runner;
-  ExecIpam ipam;
+  ExecIpam ipam(node->ipam_timeout);
   PluginDeps deps{.host = **host,
                   .runner = runner,
                   .ipam = ipam,
                   .sysfs = Sysfs(envOr("RDMANET_SYSFS_ROOT", "/")),
-                  .store = StateStore(envOr("RDMANET_STATE_DIR", "/var/lib/cni/rdmanet")),
-                  .log = log};
+                  .store = StateStore(state_dir),
+                  .log = log,
+                  .node = *node};
   const Invocation out = runCni(deps, getEnv, input);
   std::fwrite(out.stdout_data.data(), 1, out.stdout_data.size(), stdout);
   std::fflush(stdout);

@@ -6,6 +6,7 @@
 #include "cni/modes/mode.h"
 #include "cni/modes/rdma_attach.h"
 #include "cni/modes/rollback.h"
+#include "cni/pod/device_info_file.h"
 #include "cni/pod/pod_config.h"
 #include "cni/pod/pod_info.h"
 #include "cni/pod/pod_netns.h"
@@ -147,19 +148,20 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
     const nlohmann::json info = deviceInfoJson(deps_, in);
     if (!conf.device_info_file.empty()) {
       rb.push("remove device-info file", [&] {
-        (void)std::remove(conf.device_info_file.c_str());
+        (void)removeDeviceInfo(deps_.node.devinfo_root, conf.device_info_file);
         return okStatus();
       });
-      RDMANET_RETURN_IF_ERROR(writeDeviceInfo(conf.device_info_file, info));
+      RDMANET_RETURN_IF_ERROR(
+          writeDeviceInfo(deps_.node.devinfo_root, conf.device_info_file, info));
     }
     if (pod_info) {
       st.pod_info_dir = podInfoDirFor(conf.pod_info_dir, *dev.pci);
       rb.push("remove pod info", [&] {
-        removePodInfo(st.pod_info_dir);
+        removePodInfo(deps_.node.pod_info_root, st.pod_info_dir);
         return okStatus();
       });
-      RDMANET_RETURN_IF_ERROR(
-          writePodInfo(st.pod_info_dir, podInfoJson(info, env.ifname, ipam_result)));
+      RDMANET_RETURN_IF_ERROR(writePodInfo(deps_.node.pod_info_root, st.pod_info_dir,
+                                           podInfoJson(info, env.ifname, ipam_result)));
     }
   }
 

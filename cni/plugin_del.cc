@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <vector>
 
@@ -11,10 +10,10 @@
 #include "cni/modes/rdma_attach.h"
 #include "cni/modes/state_recovery.h"
 #include "cni/plugin.h"
+#include "cni/pod/device_info_file.h"
 #include "cni/pod/pod_info.h"
 #include "cni/pod/pod_netns.h"
 #include "cni/state/device_lock.h"
-#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -25,13 +24,13 @@ namespace {
 // GC does it: a crashed ADD is followed by a DEL, which cleans up after it.
 void sweepStale(PluginDeps& deps, const std::vector<std::string>& device_info_files) {
   int n = deps.store.sweepStale();
-  std::vector<std::filesystem::path> dirs;
+  std::vector<std::string> dirs;
   for (const std::string& f : device_info_files) {
     if (f.empty()) continue;
-    const std::filesystem::path dir = std::filesystem::path(f).parent_path();
+    const std::string dir = std::filesystem::path(f).parent_path().string();
     if (std::find(dirs.begin(), dirs.end(), dir) != dirs.end()) continue;
     dirs.push_back(dir);
-    n += sweepAtomicTemps(dir);
+    n += removeDeviceInfo(deps.node.devinfo_root, f, false);
   }
   if (n > 0) deps.log.info("removed {} temp or lock files left by crashed invocations", n);
 }
@@ -61,8 +60,9 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
     const std::string version = use_conf ? conf->cni_version : st.cni_version;
     RDMANET_RETURN_IF_ERROR(ipamCall(ienv, "DEL", raw, type, version));
   }
-  if (!st.device_info_file.empty()) (void)std::remove(st.device_info_file.c_str());
-  if (!st.pod_info_dir.empty()) removePodInfo(st.pod_info_dir);
+  // Both confined as at ADD: a state written by an older version or by hand is held to the roots.
+  (void)removeDeviceInfo(deps_.node.devinfo_root, st.device_info_file);
+  if (!st.pod_info_dir.empty()) removePodInfo(deps_.node.pod_info_root, st.pod_info_dir);
   return deps_.store.remove(st.container_id, st.ifname);
 }
 

@@ -4,7 +4,9 @@
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
 #include "cni/modes/claimed_device.h"
+#include "cni/modes/device_owner.h"
 #include "cni/plugin.h"
+#include "common/os/confined_path.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -21,6 +23,30 @@ std::string versionFor(std::string_view stdin_data) {
 
 Invocation failure(const Error& e, const std::string& version) {
   return {1, dumpJson(errorToJson(e, version)) + "\n"};
+}
+
+// The paths a network names, beneath the node's roots for them (node_config.h). ADD and CHECK
+// refuse one outside with error 7; DEL and GC, which must finish, ignore it (what ADD recorded
+// was checked then, and removing is confined again).
+Status confinePaths(NetConf& conf, Command command, const NodeConfig& node, Logger& log) {
+  const bool acts = command == Command::kAdd || command == Command::kCheck;
+  struct Named {
+    std::string& path;
+    const std::string& root;
+    const char* key;
+  };
+  for (const Named& n :
+       {Named{conf.device_info_file, node.devinfo_root, "runtimeConfig.CNIDeviceInfoFile"},
+        Named{conf.pod_info_dir, node.pod_info_root, "podInfoDir"}}) {
+    if (n.path.empty() || isBeneath(n.root, n.path)) continue;
+    if (acts) {
+      return makeError(ErrorCode::kInvalidConfig,
+                       fmt::format("\"{}\" {} is not beneath {}", n.key, n.path, n.root));
+    }
+    log.warn("ignoring \"{}\" {}: not beneath {}", n.key, n.path, n.root);
+    n.path.clear();
+  }
+  return okStatus();
 }
 
 Invocation dispatch(PluginDeps& deps, const CniEnv& env, const NetConf& conf) {
@@ -66,12 +92,23 @@ Invocation runCni(PluginDeps& deps, const EnvLookup& lookup, std::string_view st
     if (!conf.ok()) return failure(conf.error(), version);
     deps.log.setContext(env->container_id, env->netns, env->ifname);
     if (!conf->log_level.empty()) deps.log.setLevel(parseLogLevel(conf->log_level));
-    if (!conf->log_file.empty()) deps.log.setFile(conf->log_file);
+    if (!conf->log_file.empty()) {
+      const Status file =
+          deps.log.setFile(deps.node.log_root, conf->log_file, deps.node.log_max_bytes);
+      if (!file.ok()) deps.log.warn("logFile not used, logging to stderr: {}", file.error().msg);
+    }
+    Status filled = confinePaths(*conf, env->command, deps.node, deps.log);
     // Without a deviceID from Multus, the device of the pod's DRA claim (claimed_device.h).
     const bool claimed = !conf->device_id;
-    Status filled = fillClaimedDevice(*conf, *env, deps.store);
+    if (filled.ok()) filled = fillClaimedDevice(*conf, *env, deps.store);
     if (filled.ok() && claimed && conf->device_id) {
       deps.log.info("deviceID {} from the pod's DRA claim records", conf->device_id->str());
+    }
+    const bool acts = env->command == Command::kAdd || env->command == Command::kCheck;
+    if (filled.ok() && acts && conf->pod_device_id) {
+      filled = checkPodOwnsDevice(*conf->pod_device_id, "runtimeConfig.deviceID", env->args,
+                                  {.kubelet_checkpoint = deps.node.kubelet_checkpoint,
+                                   .dra_devices_dir = conf->dra_devices_dir});
     }
     Invocation out =
         filled.ok() ? dispatch(deps, *env, *conf) : failure(filled.error(), conf->cni_version);

@@ -1,10 +1,13 @@
 #include "cni/conf/logger.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 
+#include "common/os/confined_path.h"
 #include "common/os/fd.h"
 
 namespace rdmanet::cni {
@@ -25,16 +28,32 @@ void Logger::setContext(std::string container_id, std::string netns, std::string
   prefix_ = fmt::format("containerID={} netns={} ifname={}", container_id, netns, ifname);
 }
 
-void Logger::setFile(const std::string& path) {
-  if (path.empty()) return;
-  // O_CLOEXEC: IPAM children must not inherit the log file.
-  Fd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
-  if (fd.get() < 0) return;
+Status Logger::setFile(const std::string& root, const std::string& path, size_t max_bytes) {
+  if (path.empty()) return okStatus();
+  RDMANET_ASSIGN_OR_RETURN(ConfinedFile where, resolveConfinedFile(root, path, false));
+  // O_CLOEXEC (added there): IPAM children must not inherit the log file.
+  RDMANET_ASSIGN_OR_RETURN(
+      Fd fd, openRegularAt(where.dir.get(), where.name, O_WRONLY | O_APPEND | O_CREAT, 0600,
+                           "logFile " + path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return errnoError(ErrorCode::kIoFailure, errno, "stat " + path);
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size >= max_bytes) {
+    // Capped: start again rather than grow without bound (every ADD and DEL appends).
+    if (::ftruncate(fd.get(), 0) != 0) return errnoError(ErrorCode::kIoFailure, errno, path);
+    size = 0;
+  }
+  // Back to blocking writes: a regular file never blocks anyway, and a partial write must not
+  // drop the tail of a line.
+  (void)::fcntl(fd.get(), F_SETFL, O_APPEND);
   std::FILE* f = ::fdopen(fd.get(), "a");
-  if (f == nullptr) return;
+  if (f == nullptr) return errnoError(ErrorCode::kIoFailure, errno, "fdopen " + path);
   (void)fd.release();  // the FILE owns it now
   if (file_ != nullptr) std::fclose(file_);
   file_ = f;
+  // Concurrent invocations append too: each stays within the cap from where it found the file.
+  file_room_ = 2 * max_bytes - size;
+  return okStatus();
 }
 
 void Logger::log(LogLevel level, std::string_view msg) {
@@ -52,6 +71,10 @@ void Logger::log(LogLevel level, std::string_view msg) {
       "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z rdmanet {} {} {}\n", static_cast<int>(ymd.year()),
       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
       hms.minutes().count(), hms.seconds().count(), kNames[static_cast<int>(level)], prefix_, msg);
+  if (out == file_ && sink_ == nullptr) {
+    if (line.size() > file_room_) return;  // the file is at its cap
+    file_room_ -= line.size();
+  }
   std::fwrite(line.data(), 1, line.size(), out);
   std::fflush(out);
 }

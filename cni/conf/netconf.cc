@@ -195,35 +195,75 @@ Status parseIps(const json& arr, std::string_view key, std::vector<IpPrefix>& ou
   return okStatus();
 }
 
-Status parseRuntime(const json& doc, const CniArgs& args, NetConf& c) {
+// A MAC or IPs from a pod-controlled channel, without the network's opt-in.
+Error podChoice(std::string_view what, std::string_view from, std::string_view key) {
+  return invalid(
+      fmt::format("{} sets the pod's {}, which this network does not allow (set \"{}\": "
+                  "true in the network to let pods choose it)",
+                  from, what, key));
+}
+
+Status parseRuntime(const json& doc, Command command, const CniArgs& args, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto dev_id, pciField(doc, "deviceID"));
   RDMANET_ASSIGN_OR_RETURN(auto bus_id, pciField(doc, "pciBusID"));
   c.device_id = dev_id ? dev_id : bus_id;
   RDMANET_ASSIGN_OR_RETURN(c.mac, macField(doc, "mac"));
+  RDMANET_ASSIGN_OR_RETURN(auto allow_mac, optBool(doc, "allowPodMac"));
+  RDMANET_ASSIGN_OR_RETURN(auto allow_ips, optBool(doc, "allowPodIPs"));
+  c.allow_pod_mac = allow_mac.value_or(false);
+  c.allow_pod_ips = allow_ips.value_or(false);
+  // Only ADD and CHECK act on a pod's choice; DEL and GC must go through whatever was passed.
+  const bool enforce = command == Command::kAdd || command == Command::kCheck;
+  auto podMac = [&](std::string_view from) -> Status {
+    if (enforce && !c.allow_pod_mac) return podChoice("MAC", from, "allowPodMac");
+    return okStatus();
+  };
+  auto podIps = [&](std::string_view from) -> Status {
+    if (enforce && !c.allow_pod_ips) return podChoice("IPs", from, "allowPodIPs");
+    return okStatus();
+  };
 
-  // Conventions: args.cni.{mac,ips}.
+  // Conventions: args.cni.{mac,ips} (Multus puts a pod's cni-args there).
   RDMANET_ASSIGN_OR_RETURN(const json* a, optObject(doc, "args"));
   if (a != nullptr) {
     RDMANET_ASSIGN_OR_RETURN(const json* cni, optObject(*a, "cni"));
     if (cni != nullptr) {
       RDMANET_ASSIGN_OR_RETURN(auto m, macField(*cni, "mac"));
-      if (m) c.mac = m;
+      if (m) {
+        RDMANET_RETURN_IF_ERROR(podMac("args.cni.mac"));
+        c.mac = m;
+      }
       RDMANET_ASSIGN_OR_RETURN(const json* ips, optArray(*cni, "ips"));
-      if (ips != nullptr) RDMANET_RETURN_IF_ERROR(parseIps(*ips, "args.cni.ips", c.runtime_ips));
+      if (ips != nullptr) {
+        RDMANET_RETURN_IF_ERROR(podIps("args.cni.ips"));
+        RDMANET_RETURN_IF_ERROR(parseIps(*ips, "args.cni.ips", c.runtime_ips));
+      }
     }
   }
   if (!args.mac.empty()) {
     auto m = MacAddress::parse(args.mac);
     if (!m.ok()) return makeError(ErrorCode::kInvalidEnv, "CNI_ARGS MAC is not a MAC address");
+    RDMANET_RETURN_IF_ERROR(podMac("CNI_ARGS MAC"));
     c.mac = *m;
   }
+  // IP= is read by the IPAM delegate (static), not here: refused the same way.
+  if (!args.ip.empty()) RDMANET_RETURN_IF_ERROR(podIps("CNI_ARGS IP"));
   RDMANET_ASSIGN_OR_RETURN(const json* rc, optObject(doc, "runtimeConfig"));
   if (rc == nullptr) return okStatus();
   RDMANET_ASSIGN_OR_RETURN(auto rc_dev, pciField(*rc, "deviceID"));
-  if (rc_dev) c.device_id = rc_dev;
+  if (rc_dev) {
+    // Multus writes the device kubelet allocated into deviceID/pciBusID as well: the same
+    // address there is that device. Any other is the pod's own choice.
+    if (!c.device_id || *c.device_id != *rc_dev) c.pod_device_id = rc_dev;
+    c.device_id = rc_dev;
+  }
   RDMANET_ASSIGN_OR_RETURN(auto rc_mac, macField(*rc, "mac"));
-  if (rc_mac) c.mac = rc_mac;
+  if (rc_mac) {
+    RDMANET_RETURN_IF_ERROR(podMac("runtimeConfig.mac"));
+    c.mac = rc_mac;
+  }
   RDMANET_ASSIGN_OR_RETURN(const json* ips, optArray(*rc, "ips"));
+  if (ips != nullptr && !ips->empty()) RDMANET_RETURN_IF_ERROR(podIps("runtimeConfig.ips"));
   if (ips != nullptr) {
     c.runtime_ips.clear();
     RDMANET_RETURN_IF_ERROR(parseIps(*ips, "runtimeConfig.ips", c.runtime_ips));
@@ -373,7 +413,7 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   if (!c.log_file.empty() && !isSafeAbsPath(c.log_file)) {
     return invalid("\"logFile\" must be an absolute path without '..'");
   }
-  RDMANET_RETURN_IF_ERROR(parseRuntime(doc, args, c));
+  RDMANET_RETURN_IF_ERROR(parseRuntime(doc, command, args, c));
   RDMANET_ASSIGN_OR_RETURN(const json* prev, optObject(doc, "prevResult"));
   if (prev != nullptr) c.prev_result = *prev;
   RDMANET_RETURN_IF_ERROR(parseAttachments(doc, c));
@@ -388,7 +428,10 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
     if (c.mode == Mode::kMacvlan && c.master.empty())
       return invalid("mode macvlan needs \"master\"");
     if (c.mode == Mode::kHostDevice && !c.device_id && c.device.empty() && !c.hwaddr) {
-      return invalid("mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\"");
+      return invalid(
+          "mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\" (for a "
+          "network with a resource, Multus passes the device kubelet allocated to the pod: the "
+          "pod must request the resource)");
     }
     if (!c.mode && !c.device_id && c.device.empty() && !c.hwaddr && c.master.empty()) {
       return invalid(

@@ -50,12 +50,19 @@ struct NetConf {
   MacvlanMode macvlan_mode = MacvlanMode::kBridge;
 
   std::optional<PciAddress> device_id;  // runtimeConfig.deviceID > deviceID > pciBusID
-  std::string device;                   // host-device: a netdev name
-  std::optional<MacAddress> hwaddr;     // host-device: select the netdev by MAC
-  std::string master;                   // macvlan
+  // runtimeConfig.deviceID when it names another device than deviceID/pciBusID: a device the pod
+  // chose (Multus copies its annotation's there), used only when the pod owns it (device_owner.h).
+  std::optional<PciAddress> pod_device_id;
+  std::string device;                // host-device: a netdev name
+  std::optional<MacAddress> hwaddr;  // host-device: select the netdev by MAC
+  std::string master;                // macvlan
 
   std::optional<uint32_t> mtu;
   std::optional<MacAddress> mac;  // runtimeConfig.mac > CNI_ARGS MAC > args.cni.mac > mac
+  // A MAC or IPs the pod chose (runtimeConfig.mac/ips, CNI_ARGS MAC/IP, args.cni.mac/ips) are
+  // accepted only when the network opts in; ADD and CHECK refuse them otherwise (error 7).
+  bool allow_pod_mac = false;  // allowPodMac
+  bool allow_pod_ips = false;  // allowPodIPs
 
   std::optional<uint16_t> vlan;     // 0..4094; 0 means "no VLAN" as in sriov-cni
   std::optional<uint8_t> vlan_qos;  // 0..7
@@ -75,8 +82,10 @@ struct NetConf {
   std::optional<LosslessConf> lossless;
 
   std::vector<IpPrefix> runtime_ips;  // runtimeConfig.ips
-  std::string device_info_file;       // runtimeConfig.CNIDeviceInfoFile
-  std::string pod_info_dir;           // podInfoDir (pod_info.h)
+  // Paths a network names, each confined beneath the node's root for it (node_config.h); ADD and
+  // CHECK refuse one outside, the other verbs ignore it.
+  std::string device_info_file;  // runtimeConfig.CNIDeviceInfoFile
+  std::string pod_info_dir;      // podInfoDir (pod_info.h)
   // draDevicesDir and resourceName: where the device plugin's DRA front records each pod's
   // claimed devices, and this network's pool (claimed_device.h). With both, a missing deviceID
   // is looked up there.

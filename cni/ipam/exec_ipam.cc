@@ -3,10 +3,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include "cni/conf/limits.h"
@@ -81,7 +85,9 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   const pid_t pid = ::fork();
   if (pid < 0) return errnoError(ErrorCode::kInternal, errno, "fork");
   if (pid == 0) {
-    // Child: only async-signal-safe calls until execve.
+    // Child: only async-signal-safe calls until execve. A process group of its own, so that a
+    // timeout kills what it started too.
+    (void)::setpgid(0, 0);
     ::dup2(in.read.get(), 0);
     ::dup2(out.write.get(), 1);
     ::execve(argv[0], argv, envp.data());
@@ -99,6 +105,11 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   ign.sa_handler = SIG_IGN;
   ::sigaction(SIGPIPE, &ign, &old);
 
+  // Set here too: the child may not have run its setpgid yet when we kill the group.
+  (void)::setpgid(pid, pid);
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  bool expired = false;
+
   ExecOutput result;
   size_t written = 0;
   const std::string& data = req.stdin_data;
@@ -109,10 +120,18 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
     int n = 0;
     fds[n++] = {out.read.get(), POLLIN, 0};
     if (in.write.get() >= 0) fds[n++] = {in.write.get(), POLLOUT, 0};
-    if (::poll(fds, n, -1) < 0) {
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      expired = true;
+      break;
+    }
+    const int ready = ::poll(fds, n, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
+    if (ready < 0) {
       if (errno == EINTR) continue;
       break;
     }
+    if (ready == 0) continue;  // the deadline is checked above
     if (n == 2 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
       const ssize_t w = ::write(in.write.get(), data.data() + written, data.size() - written);
       if (w > 0) written += static_cast<size_t>(w);
@@ -133,7 +152,34 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
     }
   }
   in.write = Fd();
+  // The delegate closed its stdout; it still has until the deadline to exit. A pidfd becomes
+  // readable when it does (Linux 5.3; without one, the wait below blocks as it always did).
+  if (!expired) {
+    Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    while (exited.get() >= 0) {
+      const auto left =
+          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        expired = true;
+        break;
+      }
+      pollfd pfd{exited.get(), POLLIN, 0};
+      const int ready =
+          ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left.count(), INT32_MAX)));
+      if (ready > 0 || (ready < 0 && errno != EINTR)) break;
+    }
+  }
   int status = 0;
+  if (expired) {
+    (void)::kill(-pid, SIGKILL);
+    (void)::kill(pid, SIGKILL);
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::sigaction(SIGPIPE, &old, nullptr);
+    return makeError(ErrorCode::kTryAgainLater,
+                     fmt::format("IPAM delegate {} did not finish within {} ms; killed", *bin,
+                                 timeout_.count()));
+  }
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   ::sigaction(SIGPIPE, &old, nullptr);

@@ -7,6 +7,7 @@
 // reference plugins stop at 1.0.0, so a 1.1.0 netconf is passed down as 1.0.0), converts
 // prevResult to it, and parses the delegate's result back.
 
+#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -41,10 +42,18 @@ class IpamExecutor {
   virtual Result<ExecOutput> exec(const ExecRequest& req) = 0;
 };
 
-// The real executor: fork + execve, stdin/stdout over pipes, stderr inherited.
+// The real executor: fork + execve, stdin/stdout over pipes, stderr inherited. A delegate gets
+// `timeout` to finish (ADD holds the device lock meanwhile): past it, its process group (the
+// delegate and whatever it started) is killed with SIGKILL and reaped, and exec() returns error
+// 11 (try again later) naming the delegate and the timeout.
 class ExecIpam : public IpamExecutor {
  public:
+  explicit ExecIpam(std::chrono::milliseconds timeout = std::chrono::seconds(60))
+      : timeout_(timeout) {}
   Result<ExecOutput> exec(const ExecRequest& req) override;
+
+ private:
+  std::chrono::milliseconds timeout_;
 };
 
 // Finds `type` in `path`: the first directory holding a regular executable file of that name.

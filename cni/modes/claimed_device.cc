@@ -16,6 +16,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+struct RecordedDevice {
+  std::string resource_name;
+  PciAddress pci;
+};
+
 // A pod UID names a directory: letters, digits and '-' only (UIDs are RFC 4122 strings).
 bool plausibleUid(const std::string& uid) {
   return !uid.empty() && uid.size() <= 64 && std::all_of(uid.begin(), uid.end(), [](char c) {
@@ -23,11 +28,10 @@ bool plausibleUid(const std::string& uid) {
   });
 }
 
-}  // namespace
-
-Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
-                                 const std::string& resource_name,
-                                 const std::set<std::string>& taken) {
+// Every device of the pod's records, claims by UID, devices in allocation order. Error 7 for a
+// malformed pod UID, 5 when a record cannot be read; records that do not parse are skipped.
+Result<std::vector<RecordedDevice>> podRecordedDevices(const std::string& dir,
+                                                       const std::string& pod_uid) {
   if (!plausibleUid(pod_uid)) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("K8S_POD_UID \"{}\" is not a pod UID", pod_uid));
@@ -39,19 +43,44 @@ Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_
     if (e.path().extension() == ".json" && e.is_regular_file(ec)) records.push_back(e.path());
   }
   std::sort(records.begin(), records.end());
-  size_t of_pool = 0;
+  std::vector<RecordedDevice> out;
   for (const fs::path& r : records) {
     RDMANET_ASSIGN_OR_RETURN(auto text, readFile(r, kMaxStateBytes));
     if (!text) continue;  // unprepared meanwhile
     auto doc = parseJson(*text, kStateLimits);
     if (!doc.ok() || !doc->is_object() || !(*doc)["devices"].is_array()) continue;
     for (const auto& d : (*doc)["devices"]) {
-      if (!d.is_object() || d.value("resourceName", "") != resource_name) continue;
-      auto pci = PciAddress::parse(d.value("pciAddress", ""));
-      if (!pci.ok()) continue;
-      ++of_pool;
-      if (!taken.contains(pci->str())) return *pci;
+      if (!d.is_object()) continue;
+      const auto name = d.find("resourceName");
+      const auto addr = d.find("pciAddress");
+      if (name == d.end() || !name->is_string() || addr == d.end() || !addr->is_string()) continue;
+      auto pci = PciAddress::parse(addr->get<std::string>());
+      if (pci.ok()) out.push_back({.resource_name = name->get<std::string>(), .pci = *pci});
     }
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
+                                                  const std::string& pod_uid) {
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  std::vector<PciAddress> out;
+  out.reserve(recorded.size());
+  for (const RecordedDevice& d : recorded) out.push_back(d.pci);
+  return out;
+}
+
+Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
+                                 const std::string& resource_name,
+                                 const std::set<std::string>& taken) {
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  size_t of_pool = 0;
+  for (const RecordedDevice& d : recorded) {
+    if (d.resource_name != resource_name) continue;
+    ++of_pool;
+    if (!taken.contains(d.pci.str())) return d.pci;
   }
   if (of_pool == 0) {
     return makeError(

@@ -12,6 +12,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include "cni/conf/env.h"
 #include "cni/conf/netconf.h"
@@ -27,6 +28,11 @@ namespace rdmanet::cni {
 Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
                                  const std::string& resource_name,
                                  const std::set<std::string>& taken);
+
+// Every device the pod's records hold, of any pool (device_owner.h: does the pod own a device
+// it named?). Errors as claimedDevice's, except that no device is an empty list.
+Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
+                                                  const std::string& pod_uid);
 
 // ADD and CHECK of a network with draDevicesDir but no deviceID (and no macvlan master): sets
 // conf.device_id to the pod's claimed device. CHECK takes the device its ADD recorded; ADD skips

@@ -2,14 +2,15 @@
 // PluginDeps: every side effect the CNI plugin has, injected (CONTRIBUTING.md, "Seams").
 //
 // main.cc wires the real ones (LibnlNetlink in the host netns, SetnsRunner, ExecIpam, the state
-// dir from RDMANET_STATE_DIR, the sysfs root from RDMANET_SYSFS_ROOT); tests wire FakeNetlink,
-// FakeNetnsRunner, a fake IPAM and temp dirs.
+// dir from RDMANET_STATE_DIR, the sysfs root from RDMANET_SYSFS_ROOT, the node config from the
+// state dir); tests wire FakeNetlink, FakeNetnsRunner, a fake IPAM and temp dirs.
 
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include "cni/conf/logger.h"
+#include "cni/conf/node_config.h"
 #include "cni/ipam/ipam.h"
 #include "cni/state/state_store.h"
 #include "common/base/sysfs.h"
@@ -30,6 +31,9 @@ struct PluginDeps {
   std::string host_netns_path = "/proc/self/ns/net";
   // Namespaces CNI_NETNS must not be (pod_netns.h): the plugin's own and init's.
   std::vector<std::string> host_netns_paths = {"/proc/self/ns/net", "/proc/1/ns/net"};
+  // The node's settings (node_config.h): kubelet's checkpoint, the roots a network's paths must
+  // stay beneath, the log cap. Never from the netconf.
+  NodeConfig node{};
 };
 
 }  // namespace rdmanet::cni

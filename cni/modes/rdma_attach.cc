@@ -5,11 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <filesystem>
 
-#include "cni/state/state_store.h"
 #include "common/inventory/rdma.h"
-#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -139,13 +136,6 @@ nlohmann::json deviceInfoJson(const PluginDeps& deps, const DeviceInfoInput& in)
     }
   }
   return {{"type", "pci"}, {"version", "1.1.0"}, {"pci", pci}, {"rdmanet", ext}};
-}
-
-Status writeDeviceInfo(const std::string& path, const nlohmann::json& doc) {
-  std::error_code ec;
-  const std::filesystem::path p(path);
-  std::filesystem::create_directories(p.parent_path(), ec);
-  return writeFileAtomic(p, doc.dump(2), kCniWrite);
 }
 
 }  // namespace rdmanet::cni

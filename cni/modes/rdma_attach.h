@@ -42,8 +42,6 @@ struct DeviceInfoInput {
 // The device-info document: {"type": "pci", "version": "1.1.0", "pci": {...}} plus the rdmanet
 // extension object (numa node, vlan, pcp, dscp, RoCE v2 GID index of the pod's IPv4 address).
 nlohmann::json deviceInfoJson(const PluginDeps& deps, const DeviceInfoInput& in);
-// Writes it atomically (0600), creating the parent directory.
-Status writeDeviceInfo(const std::string& path, const nlohmann::json& doc);
 
 // The index of the RoCE v2 GID carrying `ipv4` (as ::ffff:a.b.c.d) on the device's first
 // port; nullopt when absent (the table fills asynchronously after the address is added).

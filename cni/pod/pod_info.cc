@@ -12,7 +12,7 @@
 
 #include "cni/state/state_store.h"
 #include "common/os/atomic_file.h"
-#include "common/os/make_dirs.h"
+#include "common/os/confined_path.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -92,25 +92,25 @@ std::string podInfoEnv(const nlohmann::json& info) {
   return out;
 }
 
-Status writePodInfo(const std::string& dir, const nlohmann::json& info) {
-  const fs::path d(dir);
+Status writePodInfo(const std::string& root, const std::string& dir, const nlohmann::json& info) {
   // The podInfoDir's own parent may be missing too: the chart's default,
   // /var/run/rdmanet/pod-info, is on a tmpfs that nothing else fills after a boot (a real
   // cluster's first ADD failed with ENOENT on /var/run/rdmanet).
-  RDMANET_RETURN_IF_ERROR(makeDirs(d));
+  RDMANET_ASSIGN_OR_RETURN(Fd held, openConfinedDir(root, dir, true));
+  const fs::path d = fmt::format("/proc/self/fd/{}", held.get());
   // Read by the pod's containers, whatever their user; written as the store's files are.
   constexpr AtomicWriteOptions kReadable{.mode = 0644, .durable = kCniWrite.durable};
   RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", kReadable));
   return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), kReadable);
 }
 
-void removePodInfo(const std::string& dir) {
-  for (const char* f : {kPodInfoEnvFile, kPodInfoJsonFile}) {
-    (void)::unlink((fs::path(dir) / f).c_str());
-  }
+void removePodInfo(const std::string& root, const std::string& dir) {
+  auto held = openConfinedDir(root, dir, false);
+  if (!held.ok()) return;
+  for (const char* f : {kPodInfoEnvFile, kPodInfoJsonFile}) (void)::unlinkat(held->get(), f, 0);
   // A write that a crash cut short left its temp file here (common/os/atomic_file.h): nobody
   // holds it now.
-  (void)sweepAtomicTemps(dir);
+  (void)sweepAtomicTemps(fmt::format("/proc/self/fd/{}", held->get()));
 }
 
 }  // namespace rdmanet::cni

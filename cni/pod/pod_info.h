@@ -34,10 +34,12 @@ nlohmann::json podInfoJson(const nlohmann::json& device_info, const std::string&
 // kernel names only (no quoting needed).
 std::string podInfoEnv(const nlohmann::json& info);
 
-// Creates `dir` and its missing ancestors (0755, refusing a symlink in `dir`'s place) and writes
-// both files. Error 5 on I/O.
-Status writePodInfo(const std::string& dir, const nlohmann::json& info);
-// Removes both files; a missing file or directory is fine.
-void removePodInfo(const std::string& dir);
+// Creates `dir` and its missing ancestors beneath `root` (0755; the node's pod-info root,
+// node_config.h: a network's podInfoDir must stay beneath it, and no component below the root may
+// be a symlink, common/os/confined_path.h) and writes both files through the held directory.
+// Error 7 when `dir` is not beneath `root`, 5 on a symlinked component or I/O.
+Status writePodInfo(const std::string& root, const std::string& dir, const nlohmann::json& info);
+// Removes both files; a missing file or directory, or one not confined beneath `root`, is left.
+void removePodInfo(const std::string& root, const std::string& dir);
 
 }  // namespace rdmanet::cni

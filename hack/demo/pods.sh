@@ -13,6 +13,12 @@ pod_ns() { echo "rdmanet-demo-$1"; }
 cni() {
   mkdir -p "$DEMO_WORK/cni-bin"
   ln -sf "$RDMANET_DEMO_BIN_CNI" "$DEMO_WORK/cni-bin/rdmanet"
+  # The node's roots for device-info files and pod info (cni/conf/node_config.h): the demo's.
+  if [[ ! -e $DEMO_WORK/cni-state/node.conf ]]; then
+    mkdir -p "$DEMO_WORK/cni-state"
+    printf '{"devinfoRoot": "%s", "podInfoRoot": "%s"}\n' "$DEMO_WORK/devinfo" "$DEMO_WORK" \
+      >"$DEMO_WORK/cni-state/node.conf"
+  fi
   local args="K8S_POD_NAMESPACE=default;K8S_POD_NAME=train-$2;K8S_POD_INFRA_CONTAINER_ID=demo-$2"
   CNI_COMMAND=$1 CNI_CONTAINERID=demo-$2 CNI_NETNS=/var/run/netns/$(pod_ns "$2") CNI_IFNAME=eth1 \
     CNI_PATH=$DEMO_WORK/cni-bin:/usr/lib/cni \

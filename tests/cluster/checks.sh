@@ -140,3 +140,32 @@ delete_daemon_pod() {
   kc -n rdmanet delete pod -l app.kubernetes.io/component=node --wait --timeout 60s >/dev/null
   kc -n rdmanet rollout status ds/rdmanet --timeout 120s >/dev/null
 }
+
+# check_pod_cannot_take_anothers_vf OWNER: a pod in another namespace, with no rdmanet resource,
+# names OWNER's VF in its network annotation (Multus passes an annotation's deviceID to the CNI
+# when the pod requested no resource). Its sandbox is refused with rdmanet's error and it gets
+# no device; OWNER keeps its VF as eth1 (issue 29). The chart declares no deviceID capability, so
+# the CNI sees no device at all ("needs ... deviceID"); with the capability it would see the VF
+# and refuse it as not the pod's (tests/cni/tenant_netns_test.cc covers that path).
+check_pod_cannot_take_anothers_vf() {
+  local owner=$1 thief=rdma-thief tns=rdmanet-thief vf annotation msg
+  vf=$(pod_env "$owner" PCIDEVICE_RDMA_VF)
+  kc create namespace "$tns" >/dev/null
+  wait_until 60 "default ServiceAccount in $tns" kc -n "$tns" get serviceaccount default
+  annotation="k8s.v1.cni.cncf.io/networks: '[{\"name\": \"rdma-vf\", \"namespace\": \"rdmanet\", \"interface\": \"eth1\", \"deviceID\": \"$vf\"}]'"
+  ns=$tns workload_pod "$thief" "cpu: 100m" "$annotation" | kc apply -f - >/dev/null
+  sandbox_refused() {
+    kc -n "$tns" get events --field-selector "involvedObject.name=$thief" \
+      -o 'jsonpath={.items[*].message}' | grep -q deviceID
+  }
+  wait_until 120 "$thief's sandbox refused by rdmanet" sandbox_refused
+  msg=$(kc -n "$tns" get events --field-selector "involvedObject.name=$thief" \
+    -o 'jsonpath={.items[*].message}')
+  echo "$thief's sandbox: $(grep -o '.\{0,300\}deviceID.\{0,200\}' <<<"$msg" | head -n 1)"
+  [[ $(kc -n "$tns" get pod "$thief" -o 'jsonpath={.status.phase}') != Running ]] ||
+    fail "$thief runs with $owner's VF $vf"
+  [[ -z $(host_netdev_of "$vf") ]] || fail "$vf left $owner's pod"
+  check_pod_kept_eth1 "$owner"
+  kc delete namespace "$tns" --wait --timeout 120s >/dev/null
+  ok "a pod naming $owner's VF $vf in its annotation got rdmanet's error and no device; $owner kept it"
+}

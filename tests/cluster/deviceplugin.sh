@@ -58,6 +58,8 @@ check_pf_link_health allocatable_is "${#vfs[@]}"
 # --- 5. Restarts with a pod running.
 workload_pod rdma-2 "cpu: 100m, rdma/vf: 1" "$rdma_net" | kc apply -f - >/dev/null
 wait_pod_ready rdma-2
+# --- Issue 29: a pod gets only what was given to it.
+check_pod_cannot_take_anothers_vf rdma-2
 # registration: the daemon's pid and its accepted registrations; "new" cases wait for it to
 # change (a new process, or one more registration), then for kubelet to count every VF again.
 registration() {

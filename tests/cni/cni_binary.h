@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -26,16 +27,16 @@ struct BinaryRun {
   json doc;  // parsed stdout (null when empty)
 };
 
-// Runs rdmanet with CNI_* from `env` (plus CNI_PATH=<binary dir>:/usr/lib/cni) and the given
-// RDMANET_STATE_DIR.
+// Runs rdmanet with CNI_* from `env` (plus CNI_PATH=<binary dir>:/usr/lib/cni unless `env` has
+// one) and the given RDMANET_STATE_DIR. A run past 30 s is killed and fails (a hang is a bug).
 inline BinaryRun runRdmanet(const std::string& command, const std::string& conf,
                             std::map<std::string, std::string> env, const std::string& state_dir) {
-  ExecIpam exec;
+  ExecIpam exec(std::chrono::seconds(30));
   ExecRequest req;
   req.type = "rdmanet";
-  req.path = {binaryDir(), "/usr/lib/cni"};
+  req.path = {binaryDir(), "/usr/lib/cni"};  // where the rdmanet binary itself is found
   env["CNI_COMMAND"] = command;
-  env["CNI_PATH"] = binaryDir() + ":/usr/lib/cni";
+  if (!env.count("CNI_PATH")) env["CNI_PATH"] = binaryDir() + ":/usr/lib/cni";
   env["RDMANET_STATE_DIR"] = state_dir;
   req.env = env;
   req.stdin_data = conf;

@@ -89,6 +89,7 @@ class CrashTest : public NetnsTest {
     fs::remove_all(state_dir(), ec);
     fs::remove_all(ipam_dir(), ec);
     fs::remove_all(devinfo_dir(), ec);
+    writeNodeConf();
   }
 
   // One sweep: every kill point of `verb` (ADD, or DEL after a normal ADD). Returns the number

@@ -66,12 +66,18 @@ printf 'RoCE v2\n' >"$gids/gid_attrs/types/3"
 
 # 2. Multus -> rdmanet ADD, exactly as Multus v4.1.4 calls its delegate.
 ip netns add "$ns"
+# The chart declares only the CNIDeviceInfoFile capability; Multus writes the allocated VF into
+# deviceID and pciBusID. The node's roots for the device-info file and pod info are this test's
+# (cni/conf/node_config.h).
 conf=$(jq -n --arg id "$id" --arg pi "$DEMO_WORK/pod-info" --arg di "$DEMO_WORK/devinfo/cni/x_net1" '{
   cniVersion: "1.0.0", name: "rdma-vf", type: "rdmanet", mode: "host-device",
-  capabilities: {CNIDeviceInfoFile: true, deviceID: true}, deviceID: $id, pciBusID: $id,
+  capabilities: {CNIDeviceInfoFile: true}, deviceID: $id, pciBusID: $id,
   mtu: 9000, lossless: {priority: 3, check: "warn"}, podInfoDir: $pi,
   ipam: {type: "static", addresses: [{address: "10.77.0.5/24"}]},
-  runtimeConfig: {deviceID: $id, CNIDeviceInfoFile: $di}}')
+  runtimeConfig: {CNIDeviceInfoFile: $di}}')
+mkdir -p "$DEMO_WORK/state"
+jq -n --arg w "$DEMO_WORK" '{devinfoRoot: ($w + "/devinfo"), podInfoRoot: $w}' \
+  >"$DEMO_WORK/state/node.conf"
 args="K8S_POD_NAMESPACE=default;K8S_POD_NAME=train-0;K8S_POD_INFRA_CONTAINER_ID=mc;K8S_POD_UID=1f"
 run_cni() {
   CNI_COMMAND=$1 CNI_CONTAINERID=mc CNI_NETNS=/var/run/netns/$ns CNI_IFNAME=net1 \

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/cni/cni_binary.h"
 #include "tests/simnode/temp_dir.h"
@@ -19,6 +20,7 @@ class NetnsTest : public ::testing::Test {
     if (::geteuid() != 0) GTEST_SKIP() << "netns tests need root";
     if (sh("which ping") != 0) GTEST_SKIP() << "ping (iputils-ping) is not installed";
     tag_ = "r" + std::to_string(::getpid() % 100000);
+    writeNodeConf();
     for (const char* p : {"a", "b"}) {
       const std::string ns = nsName(p);
       ASSERT_EQ(sh("ip netns add " + ns), 0) << ns;
@@ -48,6 +50,20 @@ class NetnsTest : public ::testing::Test {
                       state_dir());
   }
   std::string state_dir() const { return (tmp_.path() / "state").string(); }
+  // The node's settings (cni/conf/node_config.h), the test's own: the roots beneath which a
+  // network's device-info file, pod-info dir and log must stay, and kubelet's checkpoint.
+  json nodeConf() const {
+    return {{"devinfoRoot", devinfo_dir()},
+            {"podInfoRoot", tmp_.path().string()},
+            {"logRoot", (tmp_.path() / "log").string()},
+            {"kubeletCheckpoint", checkpoint()}};
+  }
+  void writeNodeConf(const json& conf) const {
+    fs::create_directories(state_dir());
+    std::ofstream(fs::path(state_dir()) / "node.conf") << conf.dump();
+  }
+  void writeNodeConf() const { writeNodeConf(nodeConf()); }
+  std::string checkpoint() const { return (tmp_.path() / "kubelet_internal_checkpoint").string(); }
   std::string ipam_dir() const { return (tmp_.path() / "ipam").string(); }
   std::string macvlanConf(const std::string& master, const std::string& version = "1.1.0") const {
     return R"({"cniVersion": ")" + version + R"(", "name": "mvnet", "type": "rdmanet",
@@ -71,6 +87,7 @@ class NetnsTest : public ::testing::Test {
       const std::string rel = fs::relative(e.path(), state_dir()).string();
       if (!e.is_regular_file()) continue;
       if (rel.rfind("ipam/", 0) == 0 && e.path().extension() == ".json") continue;
+      if (rel == "node.conf") continue;
       out.push_back("state/" + rel);
     }
     for (const auto& e : fs::directory_iterator(devinfo_dir(), ec)) {

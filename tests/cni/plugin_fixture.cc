@@ -104,6 +104,11 @@ TestNode::TestNode() {
                                                   .store = StateStore(tmp_.path() / "state"),
                                                   .log = log_,
                                                   .lock_timeout = std::chrono::milliseconds(200)});
+  // The node's roots, in the test's own directory: a network's paths must stay beneath them.
+  deps_->node.devinfo_root = (tmp_.path() / "devinfo").string();
+  deps_->node.pod_info_root = tmp_.path().string();
+  deps_->node.log_root = (tmp_.path() / "log").string();
+  deps_->node.kubelet_checkpoint = (tmp_.path() / "kubelet_internal_checkpoint").string();
 }
 
 TestNode::~TestNode() {

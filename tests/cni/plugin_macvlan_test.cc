@@ -79,9 +79,9 @@ TEST_F(MacvlanTest, AnAdminsVlanDeviceIsNeverDeleted) {
 // file (cni/modes/resolve.cc skips that sysfs walk without one); with one, they are all reported.
 TEST_F(MacvlanTest, DeviceInfoNamesTheMastersFunctionNumaNodeAndSharedHca) {
   const std::string conf = macvlanConf(R"(, "runtimeConfig": {"CNIDeviceInfoFile": ")" +
-                                       (tmp_.path() / "d.json").string() + "\"}");
+                                       (tmp_.path() / "devinfo/d.json").string() + "\"}");
   addOk(conf);
-  std::ifstream in(tmp_.path() / "d.json");
+  std::ifstream in(tmp_.path() / "devinfo/d.json");
   const json d = json::parse(in);
   EXPECT_EQ(d["pci"]["pci-address"], "0000:81:00.0") << d.dump();
   EXPECT_EQ(d["pci"]["rdma-device"], "mlx5_0") << d.dump();
@@ -299,10 +299,10 @@ TEST_F(LosslessPolicyTest, DscpTrustNeedsADscpMappingToThePriority) {
   const std::string conf = hostDeviceConf(
       R"(, "lossless": {"priority": 3, "check": "enforce"},
       "runtimeConfig": {"CNIDeviceInfoFile": ")" +
-      (tmp_.path() / "d.json").string() + "\"}");
+      (tmp_.path() / "devinfo/d.json").string() + "\"}");
   // DSCP 26 -> priority 3: fine without a VLAN, and the DSCP reaches the device-info file.
   addOk(conf);
-  std::ifstream in(tmp_.path() / "d.json");
+  std::ifstream in(tmp_.path() / "devinfo/d.json");
   const json d = json::parse(in);
   EXPECT_EQ(d["rdmanet"]["dscp"], 26);
   EXPECT_EQ(d["pci"]["pci-address"], "0000:82:00.0");

@@ -120,7 +120,8 @@ TEST_F(StressTest, AThousandSequentialCyclesLeakNothing) {
                   .log = log};
   const std::string conf = R"({"cniVersion": "1.1.0", "name": "seq", "type": "rdmanet",
     "master": ")" + master_ +
-                           R"(", "mtu": 1400, "runtimeConfig": {"ips": ["10.67.0.2/24"]}})";
+                           R"(", "mtu": 1400, "allowPodIPs": true,
+    "runtimeConfig": {"ips": ["10.67.0.2/24"]}})";
   std::map<std::string, std::string> env = {{"CNI_CONTAINERID", "seq"},
                                             {"CNI_NETNS", netns},
                                             {"CNI_IFNAME", "net1"},

@@ -9,8 +9,9 @@
 // - vlan: dropped, the host kernel has no 8021q (the VLAN paths run in the vm-labelled tests);
 // - lossless.check enforce -> warn, the host kernel has no DCB (unless --keep-check, which the
 //   test uses to see enforce refuse the port with code 7).
-// runtimeConfig carries what Multus passes for the declared capabilities: deviceID (sriov and
-// host-device networks with a resource) and, with --devinfo FILE, CNIDeviceInfoFile.
+// The allocated device goes into deviceID/pciBusID (networks with a resource), and runtimeConfig
+// carries what Multus passes for the declared capabilities: with --devinfo FILE,
+// CNIDeviceInfoFile.
 'use strict';
 
 const fs = require('fs');
@@ -56,15 +57,19 @@ if (conf.lossless && conf.lossless.check !== 'off' && !argv.includes('--keep-che
   note(`lossless.check ${conf.lossless.check || 'warn'} -> warn (no DCB in the host kernel)`);
   conf.lossless.check = 'warn';
 }
-// runtimeConfig as Multus builds it: only for the capabilities the netconf declares, which a real
-// leaves in the delegate's config (so does this). deviceID and pciBusID (next to it in
-// the netconf) are the allocated device's address, for a network with a resource.
+// The allocated device as Multus passes it: for a network with a resource, Multus writes the
+// device kubelet allocated into the delegate's own deviceID and pciBusID, whatever the
+// capabilities; runtimeConfig carries only what the declared capabilities ask for (a real
+// runtime leaves it in the delegate's config; so does this), deviceID among them.
 const caps = conf.capabilities || {};
 const rc = {};
-if (record.resourceName && caps.deviceID && opt('--device-id')) {
-  rc.deviceID = opt('--device-id');
-  conf.deviceID = conf.pciBusID = rc.deviceID;
-  note(`deviceID/pciBusID/runtimeConfig.deviceID ${rc.deviceID} (from ${record.resourceName}, as Multus does)`);
+if (record.resourceName && opt('--device-id')) {
+  conf.deviceID = conf.pciBusID = opt('--device-id');
+  note(`deviceID/pciBusID ${conf.deviceID} (from ${record.resourceName}, as Multus does)`);
+  if (caps.deviceID) {
+    rc.deviceID = conf.deviceID;
+    note(`runtimeConfig.deviceID ${rc.deviceID} (the deviceID capability)`);
+  }
 }
 if (caps.CNIDeviceInfoFile && opt('--devinfo')) {
   rc.CNIDeviceInfoFile = opt('--devinfo');

@@ -7,7 +7,7 @@ const kKeys = new Set([
   'cniVersion', 'name', 'type', 'mode', 'deviceID', 'pciBusID', 'device', 'master',
   'macvlanMode', 'mtu', 'mac', 'vlan', 'vlanQoS', 'vlanProto', 'spoofchk', 'trust', 'link_state',
   'min_tx_rate', 'max_tx_rate', 'ipam', 'logLevel', 'logFile', 'rdma', 'lossless', 'capabilities',
-  'podInfoDir', 'draDevicesDir', 'resourceName',
+  'podInfoDir', 'draDevicesDir', 'resourceName', 'allowPodMac', 'allowPodIPs',
 ]);
 // The runtimeConfig keys rdmanet reads, which a netconf may declare as capabilities.
 const kCapabilities = ['CNIDeviceInfoFile', 'deviceID', 'mac', 'ips'];
@@ -62,7 +62,10 @@ function checkNetconf(nad, id) {
     }
   }
   // Multus passes runtimeConfig only for declared capabilities: without CNIDeviceInfoFile rdmanet
-  // never writes its device-info file, without deviceID it never learns the allocated device.
+  // never writes its device-info file. The allocated device comes in the netconf's own deviceID
+  // (Multus writes it there), so the chart declares no deviceID capability: it would only carry
+  // the device a pod names itself. Least privilege: nothing else by default, and mac/ips only
+  // with the network's opt-in (rdmanet refuses them otherwise).
   const caps = conf.capabilities;
   if (!caps || typeof caps !== 'object' || Array.isArray(caps)) {
     bad('declares no capabilities object (Multus would pass no runtimeConfig)');
@@ -72,8 +75,14 @@ function checkNetconf(nad, id) {
       if (typeof v !== 'boolean') bad(`capability ${k} must be a boolean`);
     }
     if (caps.CNIDeviceInfoFile !== true) bad('does not declare the CNIDeviceInfoFile capability');
-    const wantId = ['sriov', 'host-device'].includes(conf.mode);
-    if (wantId && caps.deviceID !== true) bad(`mode ${conf.mode} does not declare the deviceID capability`);
+    if (caps.deviceID === true) {
+      bad('declares the deviceID capability, which only carries a device the pod names itself');
+    }
+    if (caps.mac === true && conf.allowPodMac !== true) bad('declares mac without allowPodMac');
+    if (caps.ips === true && conf.allowPodIPs !== true) bad('declares ips without allowPodIPs');
+  }
+  for (const k of ['allowPodMac', 'allowPodIPs']) {
+    if (k in conf && typeof conf[k] !== 'boolean') bad(`${k} must be a boolean`);
   }
   if ('podInfoDir' in conf && !/^\/[^.]/.test(String(conf.podInfoDir))) {
     bad(`podInfoDir ${conf.podInfoDir} is not an absolute path`);

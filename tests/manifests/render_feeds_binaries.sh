@@ -109,6 +109,9 @@ feed_cni() {
   # macvlan's MTU may not exceed its master's; the rendered networks ask for 9000.
   ip link set dev "$master" mtu 9000 || die "cannot raise $master's MTU"
   netns=rdmanet-feed-$$
+  # The node's root for pod-info dirs (cni/conf/node_config.h): this test's own.
+  mkdir -p "$tmp/state"
+  printf '{"podInfoRoot": "%s"}\n' "$tmp" >"$tmp/state/node.conf"
   ip netns add "$netns"
   ip -n "$netns" link set lo up
   local before ran=0 skipped=() i=0 rec
@@ -178,7 +181,7 @@ stdin: $(cat "$tmp/in.json")"
       ip link show "$hostdev" >/dev/null 2>&1 || die "$name: $hostdev not back in the host after DEL"
     fi
     if compgen -G "$tmp/ipam/*/10.99.*" >/dev/null; then die "$name: IPAM lease left after DEL"; fi
-    if [[ -d $tmp/state ]] && [[ -n $(find "$tmp/state" -type f ! -name '*.lock' ! -name lock) ]]; then
+    if [[ -d $tmp/state ]] && [[ -n $(find "$tmp/state" -type f ! -name '*.lock' ! -name lock ! -name node.conf) ]]; then
       die "$name: state files left after DEL: $(find "$tmp/state" -type f)"
     fi
     # DEL is idempotent.

@@ -68,12 +68,16 @@ TEST(NetConfTest, RuntimeConfigOverridesTopLevelAndArgs) {
   CniArgs args;
   args.mac = "02:00:00:00:00:02";
   auto c = parse(R"({"cniVersion": "1.1.0", "name": "n", "type": "rdmanet",
-    "deviceID": "0000:81:10.0", "mac": "02:00:00:00:00:01",
+    "deviceID": "0000:81:10.0", "mac": "02:00:00:00:00:01", "allowPodMac": true,
+    "allowPodIPs": true,
     "runtimeConfig": {"deviceID": "0000:81:10.4", "mac": "02:00:00:00:00:03",
       "ips": ["10.0.0.5/24", "fd00::5/64"], "CNIDeviceInfoFile": "/var/run/k8s.cni.cncf.io/x.json"}})",
                  Command::kAdd, args);
   ASSERT_TRUE(c.ok()) << c.error().msg;
   EXPECT_EQ(c->device_id->str(), "0000:81:10.4");
+  // Not the netconf's deviceID: the pod's own choice, which ADD checks it owns.
+  ASSERT_TRUE(c->pod_device_id.has_value());
+  EXPECT_EQ(c->pod_device_id->str(), "0000:81:10.4");
   EXPECT_EQ(c->mac->str(), "02:00:00:00:00:03");
   ASSERT_EQ(c->runtime_ips.size(), 2u);
   EXPECT_EQ(c->runtime_ips[1].str(), "fd00::5/64");
@@ -84,10 +88,34 @@ TEST(NetConfTest, CniArgsMacOverridesTopLevel) {
   CniArgs args;
   args.mac = "02:00:00:00:00:02";
   auto c = parse(R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet", "master": "eth0",
-    "mac": "02:00:00:00:00:01"})",
+    "mac": "02:00:00:00:00:01", "allowPodMac": true})",
                  Command::kAdd, args);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->mac->str(), "02:00:00:00:00:02");
+}
+
+// Multus writes the allocated device into deviceID and pciBusID, and into runtimeConfig.deviceID
+// with the capability: the same address in both is not the pod's choice.
+TEST(NetConfTest, TheAllocatedDeviceInBothPlacesIsNotAPodChoice) {
+  auto c = parse(R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet",
+    "deviceID": "0000:81:10.4", "pciBusID": "0000:81:10.4",
+    "runtimeConfig": {"deviceID": "0000:81:10.4"}})");
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_FALSE(c->pod_device_id.has_value());
+  EXPECT_FALSE(c->allow_pod_mac);
+  EXPECT_FALSE(c->allow_pod_ips);
+}
+
+// A pod's MAC without the opt-in: refused by ADD and CHECK, passed by DEL (which must finish).
+TEST(NetConfTest, APodChosenMacIsRefusedOnAddAndPassedOnDel) {
+  CniArgs args;
+  args.mac = "02:00:00:00:00:02";
+  const char* conf = R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet", "master": "e"})";
+  auto add = parse(conf, Command::kAdd, args);
+  ASSERT_FALSE(add.ok());
+  EXPECT_EQ(add.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(add.error().msg.find("allowPodMac"), std::string::npos) << add.error().msg;
+  EXPECT_TRUE(parse(conf, Command::kDel, args).ok());
 }
 
 TEST(NetConfTest, LosslessDefaultsToWarnAndSetsThePcp) {

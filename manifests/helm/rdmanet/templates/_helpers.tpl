@@ -75,13 +75,13 @@ besides the chart's own (namespace, labels, annotations, pool), so the rest pass
 {{- $conf := omit . "namespace" "labels" "annotations" "pool" -}}
 {{- $_ := set $conf "cniVersion" (default "1.0.0" .cniVersion) -}}
 {{- $_ := set $conf "type" "rdmanet" -}}
-{{- /* Multus passes runtimeConfig only for the capabilities a netconf declares: the device-info
-file's path in every mode (rdmanet writes its own, which Multus prefers), and the allocated
-device's PCI address where the mode takes one. An entry's own capabilities override these. */ -}}
+{{- /* Multus passes runtimeConfig only for the capabilities a netconf declares. rdmanet needs one:
+CNIDeviceInfoFile, the device-info file's path (rdmanet writes its own, which Multus prefers). Not
+deviceID: Multus writes the device kubelet allocated into the netconf's own deviceID and pciBusID,
+and the capability would only add the device a pod names in its annotation, which rdmanet
+accepts only when the pod owns it. mac and ips need the network's allowPodMac/allowPodIPs too.
+An entry's own capabilities override these. */ -}}
 {{- $caps := dict "CNIDeviceInfoFile" true -}}
-{{- if has .mode (list "sriov" "host-device") -}}
-{{- $_ := set $caps "deviceID" true -}}
-{{- end -}}
 {{- $_ := set $conf "capabilities" (mergeOverwrite $caps (deepCopy (default dict .capabilities))) -}}
 {{- toPrettyJson $conf -}}
 {{- end -}}
