@@ -59,7 +59,8 @@ int main() {
                   .ipam = ipam,
                   .sysfs = Sysfs(envOr("RDMANET_SYSFS_ROOT", "/")),
                   .store = StateStore(envOr("RDMANET_STATE_DIR", "/var/lib/cni/rdmanet")),
-                  .log = log};
+                  .log = log,
+                  .boot_id_file = envOr("RDMANET_BOOT_ID_FILE", "/proc/sys/kernel/random/boot_id")};
   const Invocation out = runCni(deps, getEnv, input);
   std::fwrite(out.stdout_data.data(), 1, out.stdout_data.size(), stdout);
   std::fflush(stdout);

@@ -12,11 +12,14 @@
 #include "cni/conf/logger.h"
 #include "cni/ipam/ipam.h"
 #include "cni/state/state_store.h"
+#include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/net/netlink.h"
 #include "common/net/netns.h"
 
 namespace rdmanet::cni {
+
+inline const SteadyClock kPluginSteadyClock{};
 
 struct PluginDeps {
   Netlink& host;        // a netlink socket in the host (the plugin's own) namespace
@@ -30,6 +33,11 @@ struct PluginDeps {
   std::string host_netns_path = "/proc/self/ns/net";
   // Namespaces CNI_NETNS must not be (pod_netns.h): the plugin's own and init's.
   std::vector<std::string> host_netns_paths = {"/proc/self/ns/net", "/proc/1/ns/net"};
+  // The kernel's boot id, recorded by ADD so that a DEL from an earlier boot leaves the device
+  // alone (cni/state/ownership.h); RDMANET_BOOT_ID_FILE in tests.
+  std::string boot_id_file = "/proc/sys/kernel/random/boot_id";
+  // Monotonic time, which every process of one boot shares: the order of two ADDs of a device.
+  const Clock& clock = kPluginSteadyClock;
 };
 
 }  // namespace rdmanet::cni
