@@ -44,8 +44,14 @@ bool provesDevice(const AttachmentState& st, const LinkInfo& l, Side side) {
     return l.kind.empty() && l.perm_mac == id.perm_mac &&
            (side == Side::kHost || l.ifindex == id.pod_ifindex);
   }
-  if (side == Side::kHost) return false;
-  if (id.legacy) return l.kind.empty();
+  if (id.legacy) return side == Side::kPod && l.kind.empty();
+  if (side == Side::kHost) {
+    // Never moved (an ADD that stopped before the move): still at the ifindex ADD found it at,
+    // under its name. The host does not hand a freed ifindex out again soon, and no pod creates
+    // links here.
+    return st.host_ifindex > 0 && l.ifindex == st.host_ifindex && l.name == st.host_ifname &&
+           l.kind == id.kind;
+  }
   return id.pod_ifindex > 0 && l.ifindex == id.pod_ifindex && l.kind == id.kind;
 }
 

@@ -11,12 +11,14 @@
 //   the ifindex the device got there; in the host (where a destroyed netns returns physical
 //   devices under their pod name or "dev<N>") the address alone.
 // - A virtual device (a veth: the tests and the simulated node move those) has neither. It is
-//   proven only in the pod's netns, by its ifindex there and its kind, and in the host only as
-//   the link DEL has just moved out of the pod (its name, kind and MAC). Residual risk, accepted
-//   because production devices are physical: a pod with NET_ADMIN can delete the veth and create
-//   a link of the same kind at the same ifindex (RTM_NEWLINK takes an ifindex), which DEL then
-//   moves to the host, down, under the device's old name; a veth's peer would then reach the
-//   host's netns. A virtual device that died with its netns is never looked for in the host.
+//   proven in the pod's netns by its ifindex there and its kind; in the host only as the link
+//   DEL has just moved out of the pod (its name, kind and MAC), or as one that never left (an
+//   ADD that stopped before the move: its name, kind and the ifindex ADD found it at). Residual
+//   risk, accepted because production devices are physical: a pod with NET_ADMIN can delete the
+//   veth and create a link of the same kind at the same ifindex (RTM_NEWLINK takes an ifindex),
+//   which DEL then moves to the host, down, under the device's old name; a veth's peer would then
+//   reach the host's netns. A virtual device that died with its netns is never looked for in the
+//   host.
 // - State files of older CNIs record none of this: their PCI address proves what it can (the
 //   bus device); without one, only a physical link named as ADD left it, in the pod.
 

@@ -78,6 +78,39 @@ TEST_F(StaleDelTest, ATornStateFileIsNoStateForDelAndGc) {
   EXPECT_TRUE(leftovers().empty()) << ::testing::PrintToString(leftovers());
 }
 
+// What makes the torn file rare: ADD's first save of the state file is fsynced, the file before
+// its rename and the directory after; later saves of the same ADD are not (strace, no -f: the
+// IPAM delegate is not traced).
+TEST_F(StaleDelTest, TheFirstSaveOfAStateFileIsDurable) {
+  if (sh("which strace") != 0) GTEST_SKIP() << "strace is not installed (hack/install-deps.sh)";
+  const std::string m = tag_ + "m", mp = tag_ + "mp";
+  vethPair(m, mp);
+  const fs::path conf_file = tmp_.path() / "conf.json";
+  write(conf_file.string(), macvlanConf(m));
+  const fs::path trace = tmp_.path() / "trace";
+  const std::string cmd = "env CNI_COMMAND=ADD CNI_CONTAINERID=ca CNI_NETNS=" + nsPath("a") +
+                          " CNI_IFNAME=net1 CNI_PATH=" + binaryDir() +
+                          ":/usr/lib/cni RDMANET_STATE_DIR=" + state_dir() +
+                          " strace -qq -y -e trace=fsync,rename -o " + trace.string() + " " +
+                          RDMANET_CNI_BINARY + " <" + conf_file.string();
+  ASSERT_EQ(sh(cmd), 0);
+  std::vector<std::string> calls;
+  std::ifstream in(trace);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("ca_net1.json") == std::string::npos && line.find("fsync(") != 0) continue;
+    if (line.rfind("fsync(", 0) == 0) {
+      calls.push_back(line.find(".rdmanet-tmp.") != std::string::npos     ? "fsync file"
+                      : line.find(state_dir() + ">") != std::string::npos ? "fsync dir"
+                                                                          : "fsync other");
+    } else if (line.rfind("rename(", 0) == 0) {
+      calls.push_back("rename");
+    }
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"fsync file", "rename", "fsync dir", "rename"}))
+      << read(trace.string());
+  EXPECT_EQ(cni("DEL", macvlanConf(m), "a", "ca").exit_code, 0);
+}
+
 // A torn file of an attachment GC is told is valid stays for its own DEL.
 TEST_F(StaleDelTest, GcKeepsATornStateFileOfAValidAttachment) {
   const std::string m = tag_ + "m", mp = tag_ + "mp";
