@@ -70,7 +70,8 @@ int main() {
                   .sysfs = Sysfs(envOr("RDMANET_SYSFS_ROOT", "/")),
                   .store = StateStore(state_dir),
                   .log = log,
-                  .node = *node};
+                  .node = *node,
+                  .boot_id_file = envOr("RDMANET_BOOT_ID_FILE", "/proc/sys/kernel/random/boot_id")};
   const Invocation out = runCni(deps, getEnv, input);
   std::fwrite(out.stdout_data.data(), 1, out.stdout_data.size(), stdout);
   std::fflush(stdout);

@@ -11,6 +11,7 @@
 #include "cni/pod/pod_info.h"
 #include "cni/pod/pod_netns.h"
 #include "cni/state/device_lock.h"
+#include "cni/state/ownership.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -85,6 +86,10 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
 
   AttachmentState st = AttachmentState::forInvocation(env, conf);
   st.mode = dev.mode;
+  st.boot_id = readBootId(deps_.boot_id_file);
+  st.added_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(deps_.clock.now().time_since_epoch())
+          .count();
 
   const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev, .pod_fd = pod.fd()};
   auto attacher = makeAttacher(dev.mode);
@@ -94,9 +99,13 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
 
   Rollback rb(deps_.log);
   rb.push("remove state", [&] { return deps_.store.remove(st.container_id, st.ifname); });
+  const int expected_pod_ifindex = st.dev_pod_ifindex;
   RDMANET_RETURN_IF_ERROR(attacher->attach(ctx, st, rb));
-  // Again when attach recorded more (VF knobs changed), so a crash from here on restores them.
-  if (!st.vf_knobs_set.empty()) RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+  // Again when attach recorded more (VF knobs changed, the device got another ifindex in the
+  // pod than it had in the host), so a crash from here on restores them.
+  if (!st.vf_knobs_set.empty() || st.dev_pod_ifindex != expected_pod_ifindex) {
+    RDMANET_RETURN_IF_ERROR(deps_.store.save(st));
+  }
 
   // A macvlan shares its master's HCA: its RDMA devices are only reported in the device-info
   // file, so without one they are not looked up.

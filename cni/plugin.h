@@ -34,6 +34,8 @@ class Plugin {
   // removal. Stops at the first failure and keeps the state, so a retried DEL resumes.
   Status release(const CniEnv& env, const AttachmentState& st, const std::string& netns,
                  const NetConf* conf);
+  // GC of a state file that does not parse (named "<containerid>_<ifname>").
+  Status releaseTorn(const CniEnv& env, const NetConf& conf, const std::string& name);
   Status ipamCall(const CniEnv& env, const std::string& command, const nlohmann::json& raw,
                   const std::string& type, const std::string& version);
 

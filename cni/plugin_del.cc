@@ -14,6 +14,8 @@
 #include "cni/pod/pod_info.h"
 #include "cni/pod/pod_netns.h"
 #include "cni/state/device_lock.h"
+#include "cni/state/ownership.h"
+#include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -35,6 +37,17 @@ void sweepStale(PluginDeps& deps, const std::vector<std::string>& device_info_fi
   if (n > 0) deps.log.info("removed {} temp or lock files left by crashed invocations", n);
 }
 
+// The attachments a torn state file's name ("<containerid>_<ifname>") can stand for: both
+// parts may hold '_', so every split into a valid id and ifname (nearly always one).
+std::vector<Attachment> attachmentsNamed(const std::string& name) {
+  std::vector<Attachment> out;
+  for (size_t at = name.find('_'); at != std::string::npos; at = name.find('_', at + 1)) {
+    Attachment a{name.substr(0, at), name.substr(at + 1)};
+    if (isValidContainerId(a.container_id) && isValidIfname(a.ifname)) out.push_back(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::string& netns,
@@ -45,8 +58,16 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
     RDMANET_ASSIGN_OR_RETURN(lock,
                              DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout));
   }
-  RDMANET_RETURN_IF_ERROR(returnRdmaToHost(deps_, st, netns));
-  RDMANET_RETURN_IF_ERROR(detach(deps_, st, netns));
+  // A stale record (an earlier boot; the device given to another attachment since) releases
+  // its lease and its files, and leaves the device, its knobs and its pod info to their owner.
+  const std::string not_ours = whyNotOurs(deps_.store, st, readBootId(deps_.boot_id_file));
+  if (not_ours.empty()) {
+    RDMANET_RETURN_IF_ERROR(returnRdmaToHost(deps_, st, netns));
+    RDMANET_RETURN_IF_ERROR(detach(deps_, st, netns));
+  } else {
+    deps_.log.warn("{}/{}: leaving {} ({}) alone: {}", st.container_id, st.ifname, st.host_ifname,
+                   st.pci.empty() ? std::string("no PCI address") : st.pci, not_ours);
+  }
 
   // IPAM: the DEL netconf when it names one (the runtime passes ADD's config), else ADD's.
   const bool use_conf = conf != nullptr && !conf->ipam_type.empty();
@@ -62,7 +83,9 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
   }
   // Both confined as at ADD: a state written by an older version or by hand is held to the roots.
   (void)removeDeviceInfo(deps_.node.devinfo_root, st.device_info_file);
-  if (!st.pod_info_dir.empty()) removePodInfo(deps_.node.pod_info_root, st.pod_info_dir);
+  if (!st.pod_info_dir.empty() && not_ours.empty()) {
+    removePodInfo(deps_.node.pod_info_root, st.pod_info_dir);
+  }
   return deps_.store.remove(st.container_id, st.ifname);
 }
 
@@ -76,8 +99,15 @@ Status Plugin::del(const CniEnv& given, const NetConf& conf) {
                    same);
     env.netns.clear();
   }
-  RDMANET_ASSIGN_OR_RETURN(auto st, deps_.store.load(env.container_id, env.ifname));
+  bool torn = false;
+  RDMANET_ASSIGN_OR_RETURN(auto st, deps_.store.load(env.container_id, env.ifname, &torn));
   sweepStale(deps_, {conf.device_info_file, st ? st->device_info_file : std::string()});
+  if (torn) {
+    // Empty or cut short (a power loss): no state. DEL must finish, or the pod stays
+    // Terminating and its lease leaks; what the file said is recovered below where provable.
+    deps_.log.warn("DEL: the state file of {}/{} does not parse; treating it as no state",
+                   env.container_id, env.ifname);
+  }
   if (!st) {
     // Nothing recorded: ADD never got far, DEL already ran, or the state file was lost while
     // the pod still holds the device, which recoverState() finds and describes.
@@ -86,9 +116,9 @@ Status Plugin::del(const CniEnv& given, const NetConf& conf) {
     // IPAM keys its leases on container id + ifname and is itself idempotent.
     deps_.log.info("DEL: no state for {}/{}; releasing IPAM only", env.container_id, env.ifname);
     if (!conf.ipam_type.empty()) {
-      return ipamCall(env, "DEL", conf.raw, conf.ipam_type, conf.cni_version);
+      RDMANET_RETURN_IF_ERROR(ipamCall(env, "DEL", conf.raw, conf.ipam_type, conf.cni_version));
     }
-    return okStatus();
+    return deps_.store.remove(env.container_id, env.ifname);  // a torn file
   }
   const std::string netns = env.netns.empty() ? st->netns : env.netns;
   RDMANET_RETURN_IF_ERROR(release(env, *st, netns, &conf));
@@ -96,9 +126,37 @@ Status Plugin::del(const CniEnv& given, const NetConf& conf) {
   return okStatus();
 }
 
+Status Plugin::releaseTorn(const CniEnv& env, const NetConf& conf, const std::string& name) {
+  // Whose network the file was is gone with its content: a file that may be a valid
+  // attachment's stays for that attachment's DEL; any other is stale whatever its network. Its
+  // lease is released with this network's IPAM (a delegate keys leases on container id and
+  // ifname, so another network's are not touched); a device it held is not provable without
+  // its netns, so no link is touched.
+  const std::vector<Attachment> names = attachmentsNamed(name);
+  for (const Attachment& a : names) {
+    if (std::find(conf.valid_attachments.begin(), conf.valid_attachments.end(), a) !=
+        conf.valid_attachments.end()) {
+      deps_.log.warn("GC: the state file {}.json does not parse; {}/{} is valid, so it stays", name,
+                     a.container_id, a.ifname);
+      return okStatus();
+    }
+  }
+  deps_.log.warn("GC: the state file {}.json does not parse; releasing its lease and removing it",
+                 name);
+  for (const Attachment& a : names) {
+    if (conf.ipam_type.empty()) break;
+    CniEnv ienv = env;
+    ienv.container_id = a.container_id;
+    ienv.ifname = a.ifname;
+    RDMANET_RETURN_IF_ERROR(ipamCall(ienv, "DEL", conf.raw, conf.ipam_type, conf.cni_version));
+  }
+  return deps_.store.removeTorn(name);
+}
+
 Status Plugin::gc(const CniEnv& env, const NetConf& conf) {
   Status first = okStatus();
-  const std::vector<AttachmentState> recorded = deps_.store.list();
+  std::vector<std::string> torn;
+  const std::vector<AttachmentState> recorded = deps_.store.list(&torn);
   std::vector<std::string> device_info_files;
   device_info_files.reserve(recorded.size());
   for (const AttachmentState& st : recorded) device_info_files.push_back(st.device_info_file);
@@ -117,6 +175,10 @@ Status Plugin::gc(const CniEnv& env, const NetConf& conf) {
         deps_.log.warn("GC: {}/{}: {}", st.container_id, st.ifname, s.error().msg);
         if (first.ok()) first = s;
       }
+    }
+    for (const std::string& name : torn) {
+      const Status s = releaseTorn(env, conf, name);
+      if (!s.ok() && first.ok()) first = s;
     }
   }
   if (!conf.ipam_type.empty()) {

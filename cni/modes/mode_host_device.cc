@@ -3,6 +3,7 @@
 // on top of the moved device, with the lossless egress map.
 #include <fmt/format.h>
 
+#include "cni/modes/device_identity.h"
 #include "cni/modes/mode.h"
 #include "cni/modes/netdev_return.h"
 #include "cni/modes/shared_vlan.h"
@@ -27,6 +28,7 @@ class HostDeviceAttacher : public Attacher {
     st.orig_up = l->admin_up;
     if (ctx.dev.pci) st.pci = ctx.dev.pci->str();
     if (ctx.conf.hasVlan()) st.pod_lower = l->name;
+    recordIdentity(st, *l);
     return okStatus();
   }
 
@@ -40,6 +42,7 @@ class HostDeviceAttacher : public Attacher {
     const NetConf& c = ctx.conf;
     return deps.runner.run(ctx.env.netns, [&](Netlink& nl) -> Status {
       RDMANET_ASSIGN_OR_RETURN(LinkInfo l, nl.linkByName(st.host_ifname));
+      st.dev_pod_ifindex = l.ifindex;
       if (!c.hasVlan()) {
         RDMANET_RETURN_IF_ERROR(nl.rename(l.ifindex, ctx.env.ifname));
         if (c.mtu) RDMANET_RETURN_IF_ERROR(nl.setMtu(l.ifindex, *c.mtu));

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "cni/modes/device_identity.h"
 #include "cni/modes/mode.h"
 #include "cni/modes/netdev_return.h"
 
@@ -63,6 +64,7 @@ class SriovAttacher : public Attacher {
     st.orig_mac = vf->mac;
     st.orig_mtu = vf->mtu;
     st.orig_up = vf->admin_up;
+    recordIdentity(st, *vf);
     return okStatus();
   }
 
@@ -110,6 +112,7 @@ class SriovAttacher : public Attacher {
     if (!moved.ok()) return moved.error().context("moving VF " + st.host_ifname + " into the pod");
     return deps.runner.run(ctx.env.netns, [&](Netlink& nl) -> Status {
       RDMANET_ASSIGN_OR_RETURN(LinkInfo l, nl.linkByName(st.host_ifname));
+      st.dev_pod_ifindex = l.ifindex;
       RDMANET_RETURN_IF_ERROR(nl.rename(l.ifindex, ctx.env.ifname));
       if (c.mtu) RDMANET_RETURN_IF_ERROR(nl.setMtu(l.ifindex, *c.mtu));
       if (c.mac) RDMANET_RETURN_IF_ERROR(nl.setMac(l.ifindex, *c.mac));

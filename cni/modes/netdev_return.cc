@@ -2,79 +2,59 @@
 
 #include <fmt/format.h>
 
+#include "cni/modes/device_identity.h"
 #include "cni/modes/mode.h"
-#include "common/base/pci_address.h"
-#include "common/inventory/netdev.h"
 
 namespace rdmanet::cni {
 namespace {
 
-// A moved device is physical (a VF, a NIC) or, in tests and on the simulated node, a veth; the
-// links rdmanet itself creates on top of it are never it.
-bool couldBeTheDevice(const LinkInfo& l) { return l.kind != "vlan" && l.kind != "macvlan"; }
-
 bool isMissing(const Status& s) { return !s.ok() && s.error().code == ErrorCode::kDeviceNotFound; }
 
-Status inPod(Netlink& nl, const AttachmentState& st, int host_fd) {
+// In the pod: the proven device (device_identity.h), with the VLAN ADD made on it removed, down,
+// renamed to its host name and moved out. Returns it as it was just before the move, or nullopt
+// when it is not in the pod (never moved, already back, or not proven: then left alone).
+Result<std::optional<LinkInfo>> inPod(Netlink& nl, const AttachmentState& st, int host_fd) {
+  RDMANET_ASSIGN_OR_RETURN(auto dev, provenInPod(nl, st));
+  if (!dev) return dev;
   if (!st.pod_lower.empty()) {
     auto vlan = nl.linkByName(st.ifname);
-    if (vlan.ok() && vlan->kind == "vlan") {
+    if (vlan.ok() && vlan->kind == "vlan" && vlan->parent_ifindex == dev->ifindex) {
       Status s = nl.deleteLink(vlan->ifindex);
-      if (!s.ok() && !isMissing(s)) return s;
+      if (!s.ok() && !isMissing(s)) return s.error();
     }
   }
-  Result<LinkInfo> dev = nl.linkByName(st.ifname);
-  if (!dev.ok() || !couldBeTheDevice(*dev))
-    dev = nl.linkByName(st.pod_lower.empty() ? st.host_ifname : st.pod_lower);
-  if (!dev.ok() && !st.pod_lower.empty()) dev = nl.linkByName(st.host_ifname);
-  if (!dev.ok()) return okStatus();  // not in the pod: never moved, or already back
   if (dev->admin_up) RDMANET_RETURN_IF_ERROR(nl.setUp(dev->ifindex, false));
   if (dev->name != st.host_ifname) {
     // Renaming in the pod avoids a clash with a host link named like the pod interface.
     const Status s = nl.rename(dev->ifindex, st.host_ifname);
     if (!s.ok()) return s.error().context("renaming back to " + st.host_ifname);
   }
-  return nl.moveToNetns(dev->ifindex, host_fd);
-}
-
-Result<LinkInfo> findInHost(PluginDeps& deps, const AttachmentState& st) {
-  for (const std::string& name : {st.host_ifname, st.ifname, st.pod_lower}) {
-    if (name.empty()) continue;
-    auto l = deps.host.linkByName(name);
-    if (l.ok() && couldBeTheDevice(*l)) return l;
-  }
-  if (!st.pci.empty()) {
-    if (auto pci = PciAddress::parse(st.pci); pci.ok()) {
-      for (const auto& name : netdevNamesOf(deps.sysfs, *pci)) {
-        auto l = deps.host.linkByName(name);
-        if (l.ok()) return l;
-      }
-    }
-  }
-  if (st.host_ifindex > 0) {
-    auto l = deps.host.linkByIndex(st.host_ifindex);
-    if (l.ok() && couldBeTheDevice(*l) && (l->mac == st.orig_mac || l->name.rfind("dev", 0) == 0)) {
-      return l;
-    }
-  }
-  return makeError(ErrorCode::kDeviceNotFound, st.host_ifname + " not found in the host");
+  RDMANET_RETURN_IF_ERROR(nl.moveToNetns(dev->ifindex, host_fd));
+  return dev;
 }
 
 }  // namespace
 
 Status returnNetdevToHost(PluginDeps& deps, const AttachmentState& st, const std::string& netns) {
+  std::optional<LinkInfo> moved;
   if (!netns.empty()) {
     auto host = deps.runner.open(deps.host_netns_path);
     if (!host.ok()) return host.error().context("opening the host netns");
     const int host_fd = host->fd();
     RDMANET_ASSIGN_OR_RETURN(bool in_pod, runInPodIfExists(deps, netns, [&](Netlink& nl) {
-                               return inPod(nl, st, host_fd);
+                               auto r = inPod(nl, st, host_fd);
+                               if (!r.ok()) return Status(r.error());
+                               moved = std::move(r).value();
+                               return okStatus();
                              }));
     (void)in_pod;
   }
-  auto dev = findInHost(deps, st);
-  if (!dev.ok()) {
-    deps.log.warn("{} is neither in the pod nor in the host; nothing to restore", st.host_ifname);
+  RDMANET_ASSIGN_OR_RETURN(auto dev, provenInHost(deps, st, moved));
+  if (!dev) {
+    // Whatever the host has under the pod-side or the old name is not proven ours: a NIC of
+    // that name, a link a pod renamed, a new device. Nothing is renamed or changed.
+    deps.log.warn("{} ({}) is not proven in the pod or the host; leaving every link alone",
+                  st.host_ifname, st.pci.empty() ? std::string("no PCI address") : st.pci);
     return okStatus();
   }
   const int idx = dev->ifindex;

@@ -11,12 +11,12 @@
 
 namespace rdmanet::cni {
 
-// In the pod (when it still exists): delete the VLAN made on the device, set it down, rename it
-// to st.host_ifname and move it to the host. Then in the host, find it (by name, by the name it
-// had in the pod, by its PCI function's netdev, or by ifindex, since a destroyed netns returns
-// physical devices to the host under their pod name or "dev<N>") and restore name, MTU, MAC and
-// admin state. Ok when the device cannot be found at all (a virtual test device that died with
-// the netns).
+// In the pod (when it still exists): find the device by what proves it (device_identity.h),
+// delete the VLAN made on it, set it down, rename it to st.host_ifname and move it to the host.
+// Then in the host, find it again by proof (a destroyed netns returns a physical device to the
+// host under its pod name or "dev<N>") and restore name, MTU, MAC and admin state. A link found
+// only by a name is never touched: Ok, with a warning, when the device is not proven anywhere
+// (a virtual device that died with its netns, a device a pod swapped for another).
 Status returnNetdevToHost(PluginDeps& deps, const AttachmentState& st, const std::string& netns);
 
 }  // namespace rdmanet::cni

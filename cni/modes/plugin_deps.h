@@ -13,11 +13,14 @@
 #include "cni/conf/node_config.h"
 #include "cni/ipam/ipam.h"
 #include "cni/state/state_store.h"
+#include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/net/netlink.h"
 #include "common/net/netns.h"
 
 namespace rdmanet::cni {
+
+inline const SteadyClock kPluginSteadyClock{};
 
 struct PluginDeps {
   Netlink& host;        // a netlink socket in the host (the plugin's own) namespace
@@ -34,6 +37,11 @@ struct PluginDeps {
   // The node's settings (node_config.h): kubelet's checkpoint, the roots a network's paths must
   // stay beneath, the log cap. Never from the netconf.
   NodeConfig node{};
+  // The kernel's boot id, recorded by ADD so that a DEL from an earlier boot leaves the device
+  // alone (cni/state/ownership.h); RDMANET_BOOT_ID_FILE in tests.
+  std::string boot_id_file = "/proc/sys/kernel/random/boot_id";
+  // Monotonic time, which every process of one boot shares: the order of two ADDs of a device.
+  const Clock& clock = kPluginSteadyClock;
 };
 
 }  // namespace rdmanet::cni

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cni/modes/device_identity.h"
 #include "cni/modes/mode.h"
 #include "cni/modes/shared_vlan.h"
 #include "common/inventory/netdev.h"
@@ -175,6 +176,7 @@ Result<std::optional<AttachmentState>> recoverState(PluginDeps& deps, const CniE
   st.pci = fn ? fn->address.str() : pod->dev.parent_dev;
   if (!st.pci.empty() && !PciAddress::parse(st.pci).ok()) st.pci.clear();
   st.pod_lower = pod->pod_lower;
+  recordIdentity(st, pod->dev);  // found by its parent device, or physical under our name
   st.rdma_moved = pod->rdma;
   st.host_ifname = hostNameFor(deps, conf, fn, st.pf_name, st.vf_index);
   if (st.host_ifname.empty()) {

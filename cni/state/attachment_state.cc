@@ -76,6 +76,14 @@ json AttachmentState::toJson() const {
             {"conf", raw_conf},
             {"result", result}};
   if (orig_vf) j["origVf"] = vfJson(*orig_vf);
+  if (has_identity) {
+    j["device"] = {{"parent", dev_parent},
+                   {"permMac", dev_perm_mac.str()},
+                   {"kind", dev_kind},
+                   {"podIfindex", dev_pod_ifindex}};
+  }
+  if (!boot_id.empty()) j["bootId"] = boot_id;
+  if (added_ns != 0) j["addedNs"] = added_ns;
   return j;
 }
 
@@ -118,6 +126,15 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
     s.ipam_version = j.value("ipamVersion", "");
     s.raw_conf = j.value("conf", json());
     s.result = j.value("result", json());
+    if (const auto d = j.find("device"); d != j.end() && d->is_object()) {
+      s.has_identity = true;
+      s.dev_parent = d->value("parent", "");
+      s.dev_perm_mac = MacAddress::parse(d->value("permMac", "")).valueOr(MacAddress{});
+      s.dev_kind = d->value("kind", "");
+      s.dev_pod_ifindex = d->value("podIfindex", 0);
+    }
+    s.boot_id = j.value("bootId", "");
+    s.added_ns = j.value("addedNs", int64_t{0});
     return s;
   } catch (const json::exception& e) {
     return makeError(ErrorCode::kIoFailure, "state file is invalid", e.what());

@@ -63,6 +63,19 @@ struct AttachmentState {
   std::string device_info_file;
   std::string pod_info_dir;  // the device's own directory under the netconf's podInfoDir
 
+  // The moved device as the kernel identifies it, whatever it is named (cni/modes/
+  // device_identity.h): what DEL proves before it touches a link. Files of older CNIs have none
+  // (has_identity false); DEL then proves what their PCI address allows, and no more.
+  bool has_identity = false;
+  std::string dev_parent;   // IFLA_PARENT_DEV_NAME ("" for a virtual device)
+  MacAddress dev_perm_mac;  // IFLA_PERM_ADDRESS (zero when the driver sets none)
+  std::string dev_kind;     // IFLA_INFO_KIND ("" for a physical device)
+  int dev_pod_ifindex = 0;  // its ifindex in the pod once moved
+  // /proc/sys/kernel/random/boot_id at ADD ("" in older files): a DEL from an earlier boot
+  // never touches the device (cni/state/ownership.h).
+  std::string boot_id;
+  int64_t added_ns = 0;  // monotonic time of the ADD (PluginDeps::clock): orders two in a boot
+
   nlohmann::json ipam;  // the ipam section used for ADD (DEL/GC release with it)
   std::string ipam_type;
   std::string ipam_version;  // the cniVersion the delegate was called with

@@ -77,18 +77,35 @@ Status StateStore::save(const AttachmentState& st) const {
                      fmt::format("state of {}/{} would be {} bytes, above the limit of {} bytes",
                                  st.container_id, st.ifname, text.size(), kMaxStateBytes));
   }
-  return writeFileAtomic(fileFor(st.container_id, st.ifname), text, kCniWrite);
+  const fs::path path = fileFor(st.container_id, st.ifname);
+  struct stat existing {};
+  const bool first = ::lstat(path.c_str(), &existing) != 0;
+  return writeFileAtomic(path, text, first ? kCniFirstWrite : kCniWrite);
 }
 
 Result<std::optional<AttachmentState>> StateStore::load(const std::string& container_id,
-                                                        const std::string& ifname) const {
+                                                        const std::string& ifname,
+                                                        bool* torn) const {
+  if (torn != nullptr) *torn = false;
   RDMANET_ASSIGN_OR_RETURN(auto text, readSmallFile(fileFor(container_id, ifname)));
   if (!text) return std::optional<AttachmentState>();
   auto doc = parseJson(*text, kStateLimits);
-  if (!doc.ok())
-    return makeError(ErrorCode::kIoFailure, "state file is corrupt", doc.error().details);
-  RDMANET_ASSIGN_OR_RETURN(auto st, AttachmentState::fromJson(*doc));
-  return std::optional<AttachmentState>(std::move(st));
+  Result<AttachmentState> st =
+      doc.ok() ? AttachmentState::fromJson(*doc)
+               : Result<AttachmentState>(makeError(ErrorCode::kIoFailure, "state file is corrupt",
+                                                   doc.error().details));
+  if (st.ok()) return std::optional<AttachmentState>(std::move(st).value());
+  if (torn == nullptr) return st.error();
+  *torn = true;
+  return std::optional<AttachmentState>();
+}
+
+std::optional<fs::file_time_type> StateStore::savedAt(const std::string& container_id,
+                                                      const std::string& ifname) const {
+  std::error_code ec;
+  const auto t = fs::last_write_time(fileFor(container_id, ifname), ec);
+  if (ec) return std::nullopt;
+  return t;
 }
 
 Status StateStore::remove(const std::string& container_id, const std::string& ifname) const {
@@ -98,16 +115,26 @@ Status StateStore::remove(const std::string& container_id, const std::string& if
   return okStatus();
 }
 
-std::vector<AttachmentState> StateStore::list() const { return listMatching(""); }
+std::vector<AttachmentState> StateStore::list(std::vector<std::string>* torn) const {
+  return listMatching("", torn);
+}
+
+Status StateStore::removeTorn(const std::string& name) const {
+  const fs::path p = dir_ / (name + ".json");
+  if (::unlink(p.c_str()) != 0 && errno != ENOENT)
+    return ioError(errno, "cannot remove " + p.string());
+  return okStatus();
+}
 
 std::vector<AttachmentState> StateStore::listContainer(const std::string& container_id) const {
-  std::vector<AttachmentState> out = listMatching(container_id + "_");
+  std::vector<AttachmentState> out = listMatching(container_id + "_", nullptr);
   // The prefix also matches ids that extend this one past a '_'.
   std::erase_if(out, [&](const AttachmentState& st) { return st.container_id != container_id; });
   return out;
 }
 
-std::vector<AttachmentState> StateStore::listMatching(const std::string& prefix) const {
+std::vector<AttachmentState> StateStore::listMatching(const std::string& prefix,
+                                                      std::vector<std::string>* torn) const {
   std::vector<AttachmentState> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
@@ -120,10 +147,14 @@ std::vector<AttachmentState> StateStore::listMatching(const std::string& prefix)
     auto text = readSmallFile(p);
     if (!text.ok() || !text->has_value()) continue;
     auto doc = parseJson(**text, kStateLimits);
-    if (!doc.ok()) continue;
-    auto st = AttachmentState::fromJson(*doc);
-    if (st.ok()) out.push_back(std::move(st).value());
+    auto st = doc.ok() ? AttachmentState::fromJson(*doc) : Result<AttachmentState>(doc.error());
+    if (st.ok()) {
+      out.push_back(std::move(st).value());
+    } else if (torn != nullptr) {
+      torn->push_back(p.stem().string());
+    }
   }
+  if (torn != nullptr) std::sort(torn->begin(), torn->end());
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
     return std::tie(a.container_id, a.ifname) < std::tie(b.container_id, b.ifname);
   });

@@ -27,11 +27,14 @@
 
 namespace rdmanet::cni {
 
-// How the CNI writes its files (common/os/atomic_file.h): no fsync. The rename makes an update
-// atomic for readers and survives a crash of the plugin; what a power loss could lose (state of
-// attachments whose pods, netns and VF settings the reboot wipes too) is not worth a disk flush
-// on every pod start.
+// How the CNI writes its files (common/os/atomic_file.h): updates without fsync. The rename
+// makes an update atomic for readers and survives a crash of the plugin; what a power loss could
+// lose of an update (state of attachments whose pods, netns and VF settings the reboot wipes
+// too) is not worth a disk flush on every step. The first write of an attachment's file is
+// durable (kCniFirstWrite): unsynced, a power loss can leave it empty, and DEL would find a torn
+// file where the rename promised a whole one.
 inline constexpr AtomicWriteOptions kCniWrite{.mode = 0600, .durable = false};
+inline constexpr AtomicWriteOptions kCniFirstWrite{.mode = 0600, .durable = true};
 
 class StateStore {
  public:
@@ -42,13 +45,23 @@ class StateStore {
   Status ensure() const;
 
   Status save(const AttachmentState& st) const;
-  // nullopt when there is no state for the attachment.
+  // nullopt when there is no state for the attachment. A file that does not parse (empty or cut
+  // short by a power loss, not a state document) is error 5, or, with `torn` given, nullopt
+  // with *torn set: DEL treats it as no state.
   Result<std::optional<AttachmentState>> load(const std::string& container_id,
-                                              const std::string& ifname) const;
+                                              const std::string& ifname,
+                                              bool* torn = nullptr) const;
+  // When the attachment's file was last written (nullopt: no file): which of two records of one
+  // device is the newer (cni/state/ownership.h).
+  std::optional<std::filesystem::file_time_type> savedAt(const std::string& container_id,
+                                                         const std::string& ifname) const;
   // Success when already gone.
   Status remove(const std::string& container_id, const std::string& ifname) const;
-  // Every attachment with state (GC), sorted. Unreadable files are skipped.
-  std::vector<AttachmentState> list() const;
+  // Every attachment with state (GC), sorted. Files that cannot be read or parsed are left out;
+  // with `torn` given, the names ("<containerid>_<ifname>") of those that do not parse go there.
+  std::vector<AttachmentState> list(std::vector<std::string>* torn = nullptr) const;
+  // Removes a state file by its name as list() gives it; success when already gone.
+  Status removeTorn(const std::string& name) const;
   // The attachments of one container (its other networks), sorted; reads only its files.
   std::vector<AttachmentState> listContainer(const std::string& container_id) const;
 
@@ -66,7 +79,8 @@ class StateStore {
 
  private:
   std::filesystem::path fileFor(const std::string& container_id, const std::string& ifname) const;
-  std::vector<AttachmentState> listMatching(const std::string& prefix) const;
+  std::vector<AttachmentState> listMatching(const std::string& prefix,
+                                            std::vector<std::string>* torn) const;
   std::filesystem::path dir_;
   mutable bool ensured_ = false;  // the tree exists (checked once per process)
 };

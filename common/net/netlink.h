@@ -40,6 +40,11 @@ struct LinkInfo {
   // "" for virtual links. It moves with the netdev, so it identifies a VF inside a pod, where
   // the host's sysfs no longer lists it.
   std::string parent_dev;
+  // IFLA_PERM_ADDRESS: the address the driver read from the hardware at probe, which neither a
+  // MAC change nor a move between namespaces alters. Zero when the kernel reports none: every
+  // virtual link (veth, macvlan, vlan: random or set addresses), and VFs whose driver leaves
+  // it unset.
+  MacAddress perm_mac;
 };
 
 enum class MacvlanMode { kPrivate, kVepa, kBridge, kPassthru };

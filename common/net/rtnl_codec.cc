@@ -165,6 +165,11 @@ Result<LinkInfo> parseLinkMessage(std::span<const uint8_t> payload) {
           std::copy_n(a->payload.begin(), ETH_ALEN, link.mac.bytes.begin());
         }
         break;
+      case IFLA_PERM_ADDRESS:
+        if (a->payload.size() == ETH_ALEN) {
+          std::copy_n(a->payload.begin(), ETH_ALEN, link.perm_mac.bytes.begin());
+        }
+        break;
       case IFLA_MTU:
         if (auto v = a->as<uint32_t>()) link.mtu = *v;
         break;

@@ -40,14 +40,15 @@ class NetnsTest : public ::testing::Test {
     links_.push_back(a);
     ASSERT_EQ(sh("ip link set " + a + " up && ip link set " + b + " up"), 0);
   }
+  // `extra`: more environment (RDMANET_SYSFS_ROOT, RDMANET_BOOT_ID_FILE, ...).
   BinaryRun cni(const std::string& cmd, const std::string& conf, const std::string& pod,
-                const std::string& cid, const std::string& ifname = "net1") {
-    return runRdmanet(cmd, conf,
-                      {{"CNI_CONTAINERID", cid},
-                       {"CNI_NETNS", pod.empty() ? "" : nsPath(pod)},
-                       {"CNI_IFNAME", ifname},
-                       {"CNI_ARGS", "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p"}},
-                      state_dir());
+                const std::string& cid, const std::string& ifname = "net1",
+                std::map<std::string, std::string> extra = {}) {
+    extra["CNI_CONTAINERID"] = cid;
+    extra["CNI_NETNS"] = pod.empty() ? "" : nsPath(pod);
+    extra["CNI_IFNAME"] = ifname;
+    extra["CNI_ARGS"] = "IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p";
+    return runRdmanet(cmd, conf, std::move(extra), state_dir());
   }
   std::string state_dir() const { return (tmp_.path() / "state").string(); }
   // The node's settings (cni/conf/node_config.h), the test's own: the roots beneath which a

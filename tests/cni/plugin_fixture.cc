@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "cni/conf/version.h"
 
@@ -103,12 +104,18 @@ TestNode::TestNode() {
                                                   .sysfs = Sysfs(tmp_.path() / "sysfs"),
                                                   .store = StateStore(tmp_.path() / "state"),
                                                   .log = log_,
-                                                  .lock_timeout = std::chrono::milliseconds(200)});
+                                                  .lock_timeout = std::chrono::milliseconds(200),
+                                                  .boot_id_file = (tmp_.path() / "boot_id")});
   // The node's roots, in the test's own directory: a network's paths must stay beneath them.
   deps_->node.devinfo_root = (tmp_.path() / "devinfo").string();
   deps_->node.pod_info_root = tmp_.path().string();
   deps_->node.log_root = (tmp_.path() / "log").string();
   deps_->node.kubelet_checkpoint = (tmp_.path() / "kubelet_internal_checkpoint").string();
+  setBootId("0b00713d-0000-4000-8000-000000000001");
+}
+
+void TestNode::setBootId(const std::string& id) {
+  std::ofstream(tmp_.path() / "boot_id", std::ios::trunc) << id << "\n";
 }
 
 TestNode::~TestNode() {

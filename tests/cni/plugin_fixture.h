@@ -64,6 +64,9 @@ class TestNode {
   // The same netconf with prevResult set (what a runtime sends on CHECK/DEL).
   static std::string withPrev(const std::string& conf, const json& prev);
 
+  // The node's boot id as ADD and DEL read it (a new one is a reboot).
+  void setBootId(const std::string& id);
+
   // True when, in the kernel call log after position `mark`, every VF knob set through the PF
   // came before the first netdev move (the order PF drivers need on DEL); false if either is
   // missing.

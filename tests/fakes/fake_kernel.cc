@@ -224,6 +224,8 @@ int FakeKernel::addLink(const std::string& ns, const FakeLinkSpec& spec) {
   l.info.carrier = spec.carrier;
   l.info.parent_ifindex = spec.parent_ifindex;
   l.info.parent_dev = spec.parent_dev;
+  // Only a driver sets a permanent address; the kernel reports none for virtual links.
+  if (spec.kind.empty()) l.info.perm_mac = spec.perm_mac.value_or(l.info.mac);
   l.physical = spec.kind.empty();
   refreshOperstate(l);
   notifyLocked();

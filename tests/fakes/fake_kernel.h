@@ -9,12 +9,13 @@
 //   ifindex counter. netnsHandle(name) returns a REAL fd (a dup of a per-namespace memfd) so
 //   production code can pass it to moveToNetns / MacvlanSpec::netns_fd and close it normally.
 //   A fd that is not a fake namespace -> EINVAL; a closed/bad fd -> EBADF.
-// - Links: missing ifindex or name -> ENODEV (error 100). Rename while up -> EBUSY (unless
-//   setRenameWhileUpAllowed); to a taken
-//   name -> EEXIST; bad name (empty, >= 16 chars, '/', ':', whitespace) -> EINVAL. MTU outside
-//   [min_mtu, max_mtu] (or above the lower device's MTU for macvlan/vlan) -> EINVAL. A multicast
-//   or zero MAC -> EADDRNOTAVAIL. Deleting a physical link (no kind) -> EOPNOTSUPP; deleting a
-//   lower device deletes its macvlans/vlans.
+// - Links: a physical link has a permanent MAC (its first address unless the spec says), which
+//   no setMac changes; virtual links have none. Missing ifindex or name -> ENODEV (error 100).
+//   Rename while up -> EBUSY (unless setRenameWhileUpAllowed); to a taken name -> EEXIST; bad name
+//   (empty, >= 16 chars, '/', ':', whitespace) -> EINVAL. MTU outside [min_mtu, max_mtu] (or above
+//   the lower device's MTU for macvlan/vlan) -> EINVAL. A multicast or zero MAC -> EADDRNOTAVAIL.
+//   Deleting a physical link (no kind) -> EOPNOTSUPP; deleting a lower device deletes its
+//   macvlans/vlans.
 // - Moving a link between namespaces: the link leaves the source, arrives DOWN with its
 //   addresses and routes flushed (dev_close + unregister notifiers), keeps its ifindex if free
 //   in the target (else gets the next one); a name clash in the target -> EEXIST; "lo" -> EINVAL.
@@ -126,6 +127,9 @@ struct FakeLinkSpec {
   bool carrier = true;
   int parent_ifindex = 0;
   std::string parent_dev;  // the PCI address of a physical device ("" for a virtual one)
+  // A physical device's permanent address (IFLA_PERM_ADDRESS): its first MAC unless given
+  // (zero for a VF whose driver sets none). Virtual links have none, as in the kernel.
+  std::optional<MacAddress> perm_mac;
 };
 
 class FakeKernel {

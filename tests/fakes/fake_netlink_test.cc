@@ -37,6 +37,21 @@ TEST_F(FakeNetlinkTest, MissingLinkIsDeviceNotFoundWithEnodev) {
   EXPECT_EQ(host_.setUp(4242, true).error().code, ErrorCode::kDeviceNotFound);
 }
 
+// As the real kernel (tests/common/net/libnl_netlink_test.cc): a physical link keeps its
+// permanent address through a MAC change and a move; a virtual one has none.
+TEST_F(FakeNetlinkTest, PhysicalLinksHaveAPermanentMacAndVirtualOnesNone) {
+  const int nic = kernel_.addLink(FakeKernel::kHost, "eth1");
+  const int veth = kernel_.addLink(FakeKernel::kHost, "v0", "veth");
+  const MacAddress first = host_.linkByIndex(nic)->mac;
+  EXPECT_FALSE(first.isZero());
+  ASSERT_TRUE(host_.setMac(nic, MacAddress::parse("02:00:00:00:00:07").value()).ok());
+  runner_.addNetns("/run/netns/pod", "pod");
+  ASSERT_TRUE(host_.moveToNetns(nic, kernel_.netnsHandle("pod").fd()).ok());
+  FakeNetlink pod(kernel_, "pod");
+  EXPECT_EQ(pod.linkByName("eth1")->perm_mac, first);
+  EXPECT_TRUE(host_.linkByIndex(veth)->perm_mac.isZero());
+}
+
 TEST_F(FakeNetlinkTest, RenameRequiresLinkDown) {
   const int idx = kernel_.addLink(FakeKernel::kHost, "eth1");
   ASSERT_TRUE(host_.setUp(idx, true).ok());

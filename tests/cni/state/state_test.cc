@@ -119,6 +119,65 @@ TEST_F(StateTest, ACorruptStateFileIsError5) {
   EXPECT_EQ(r.error().code, ErrorCode::kIoFailure);
 }
 
+// What DEL and GC read instead (issue 29): a torn file is no state, reported as torn, and its
+// name is listed so GC can release it.
+TEST_F(StateTest, ATornStateFileIsNoStateWhenAskedAndListedByName) {
+  ASSERT_TRUE(store_.ensure().ok());
+  std::ofstream(store_.dir() / "c1_net1.json") << "";
+  std::ofstream(store_.dir() / "c_2_net_2.json") << R"({"containerID": "c_2", "ifn)";
+  AttachmentState whole;
+  whole.container_id = "c3";
+  whole.ifname = "net1";
+  whole.mode = Mode::kHostDevice;
+  ASSERT_TRUE(store_.save(whole).ok());
+  bool torn = false;
+  auto r = store_.load("c1", "net1", &torn);
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_FALSE(r->has_value());
+  EXPECT_TRUE(torn);
+  ASSERT_TRUE(store_.load("c3", "net1", &torn).ok());
+  EXPECT_FALSE(torn);
+  std::vector<std::string> names;
+  const auto listed = store_.list(&names);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].container_id, "c3");
+  EXPECT_EQ(names, (std::vector<std::string>{"c1_net1", "c_2_net_2"}));
+  ASSERT_TRUE(store_.removeTorn("c1_net1").ok());
+  EXPECT_FALSE(fs::exists(store_.dir() / "c1_net1.json"));
+}
+
+// Files of older CNIs carry no device identity and no boot id; they read back as such, and a
+// new record carries both through a save.
+TEST_F(StateTest, TheDevicesIdentityAndTheBootRoundTripAndOlderFilesHaveNone) {
+  ASSERT_TRUE(store_.ensure().ok());
+  std::ofstream(store_.dir() / "old_net1.json")
+      << R"({"containerID": "old", "ifname": "net1", "mode": "host-device", "pci": "0000:82:00.0"})";
+  auto old = store_.load("old", "net1");
+  ASSERT_TRUE(old.ok() && old->has_value());
+  EXPECT_FALSE((*old)->has_identity);
+  EXPECT_EQ((*old)->boot_id, "");
+  AttachmentState st;
+  st.container_id = "c1";
+  st.ifname = "net1";
+  st.mode = Mode::kSriov;
+  st.has_identity = true;
+  st.dev_parent = "0000:81:10.0";
+  st.dev_perm_mac = MacAddress::parse("0c:42:a1:00:00:09").value();
+  st.dev_kind = "";
+  st.dev_pod_ifindex = 7;
+  st.boot_id = "b1";
+  st.added_ns = 42;
+  ASSERT_TRUE(store_.save(st).ok());
+  auto back = store_.load("c1", "net1");
+  ASSERT_TRUE(back.ok() && back->has_value());
+  EXPECT_TRUE((*back)->has_identity);
+  EXPECT_EQ((*back)->dev_parent, st.dev_parent);
+  EXPECT_EQ((*back)->dev_perm_mac, st.dev_perm_mac);
+  EXPECT_EQ((*back)->dev_pod_ifindex, 7);
+  EXPECT_EQ((*back)->boot_id, "b1");
+  EXPECT_EQ((*back)->added_ns, 42);
+}
+
 TEST_F(StateTest, AnUnwritableStateDirIsError5) {
   std::ofstream(tmp_.path() / "file") << "x";
   StateStore bad(tmp_.path() / "file" / "sub");

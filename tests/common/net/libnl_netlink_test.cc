@@ -30,6 +30,43 @@ TEST_F(LibnlLinkTest, LinkByNameReportsVethKindMtuAndMac) {
   EXPECT_EQ(same->name, "va");
 }
 
+// `ethtool -P` reads the permanent address through the ethtool ioctl, apart from rtnetlink.
+std::string ethtoolPermMac(const std::string& ns, const std::string& ifname) {
+  std::string out;
+  const std::string in_ns = ns.empty() ? "" : "/usr/bin/ip netns exec " + ns + " ";
+  if (run({"/bin/sh", "-c", in_ns + "/usr/sbin/ethtool -P " + ifname + " 1>&2"}, &out) != 0) {
+    return "";  // gone meanwhile (another test's link), or no ethtool
+  }
+  if (out.find("not set") != std::string::npos) return "00:00:00:00:00:00";
+  const auto colon = out.find(": ");
+  return colon == std::string::npos ? "" : out.substr(colon + 2, 17);
+}
+
+// IFLA_PERM_ADDRESS as the kernel reports it: none on a veth; on the host's own links (a NIC
+// with a burned-in address, where the machine has one) what ethtool reads.
+TEST_F(LibnlLinkTest, PermanentMacIsWhatEthtoolReads) {
+  auto va = nl_->linkByName("va");
+  ASSERT_TRUE(va.ok()) << va.error().msg;
+  EXPECT_TRUE(va->perm_mac.isZero()) << va->perm_mac.str();
+  EXPECT_EQ(ethtoolPermMac(ns_->name(), "va"), "00:00:00:00:00:00");
+  ASSERT_TRUE(nl_->setMac(va->ifindex, MacAddress::parse("02:00:00:00:00:42").value()).ok());
+  EXPECT_TRUE(nl_->linkByName("va")->perm_mac.isZero());  // a MAC change makes none
+
+  enter_.reset();  // the host's links, from the host's namespace
+  auto host = LibnlNetlink::open();
+  ASSERT_TRUE(host.ok()) << host.error().msg;
+  auto links = (*host)->links();
+  ASSERT_TRUE(links.ok()) << links.error().msg;
+  int compared = 0;
+  for (const LinkInfo& l : *links) {
+    const std::string want = ethtoolPermMac("", l.name);
+    if (want.empty()) continue;
+    EXPECT_EQ(l.perm_mac.str(), want) << l.name;
+    ++compared;
+  }
+  EXPECT_GT(compared, 0);
+}
+
 TEST_F(LibnlLinkTest, MissingLinkIsDeviceNotFoundWithEnodev) {
   auto byName = nl_->linkByName("nope0");
   ASSERT_FALSE(byName.ok());

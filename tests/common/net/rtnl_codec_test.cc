@@ -28,9 +28,11 @@ NlBytes linkHeader(int ifindex, unsigned flags) {
 
 TEST(RtnlCodecTest, ParsesLinkAttributes) {
   const uint8_t mac[6] = {0x02, 1, 2, 3, 4, 5};
+  const uint8_t perm[6] = {0x0c, 0x42, 0xa1, 0, 0, 9};
   NlBytes b = linkHeader(7, IFF_UP | IFF_LOWER_UP);
   b.str(IFLA_IFNAME, "ens1f0v3")
       .attr(IFLA_ADDRESS, mac, 6)
+      .attr(IFLA_PERM_ADDRESS, perm, 6)
       .attr(IFLA_MTU, uint32_t{9000})
       .attr(IFLA_OPERSTATE, uint8_t{IF_OPER_UP})
       .attr(IFLA_LINK, uint32_t{4})
@@ -52,6 +54,7 @@ TEST(RtnlCodecTest, ParsesLinkAttributes) {
   EXPECT_EQ(l->parent_ifindex, 4);
   EXPECT_EQ(l->num_vfs, 8);
   EXPECT_EQ(l->parent_dev, "0000:81:10.6");
+  EXPECT_EQ(l->perm_mac.str(), "0c:42:a1:00:00:09");
   EXPECT_EQ(l->kind, "macvlan");
 }
 
