@@ -36,8 +36,10 @@ case $verb in
     [[ -n $bin ]] || { echo "no $target in $build (run the fuzz_clang_build test first)"; exit 1; }
     scratch=$build/fuzz_corpus/$target
     mkdir -p "$scratch" "$build/fuzz_artifacts"
-    "$bin" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
-      -artifact_prefix="$build/fuzz_artifacts/$target-" "$scratch" "$seeds"
+    # Undefined behaviour is a finding too: stop at the first report, as at a crash.
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+      "$bin" -max_total_time="$seconds" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$build/fuzz_artifacts/$target-" "$scratch" "$seeds"
     ;;
   *)
     echo "usage: $0 build|run ..." >&2
