@@ -15,7 +15,8 @@
 using namespace rdmanet;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static fuzz::SysfsMutator* tree = new fuzz::SysfsMutator();
+  static fuzz::SysfsMutator tree_at_exit_removed;  // a static: its temp tree goes at exit
+  fuzz::SysfsMutator* tree = &tree_at_exit_removed;
   for (std::string_view s : tree->apply(std::span<const uint8_t>(data, size))) {
     (void)gidTypeName(parseGidType(s));
     (void)parseRateGbps(s);

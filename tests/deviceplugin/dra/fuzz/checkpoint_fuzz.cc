@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 
@@ -17,14 +18,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Removed at exit (a static's destructor), so that replays leave nothing in /tmp.
+struct ScratchDir {
+  fs::path path =
+      fs::temp_directory_path() / ("rdmanet-checkpoint-fuzz-" + std::to_string(getpid()));
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
 const fs::path& scratchDir() {
-  static const fs::path dir = [] {
-    fs::path d =
-        fs::temp_directory_path() / ("rdmanet-checkpoint-fuzz-" + std::to_string(getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const ScratchDir dir;
+  return dir.path;
 }
 
 }  // namespace
