@@ -31,6 +31,29 @@ Error failure(int err, const std::string& what) {
 
 }  // namespace
 
+EthtoolStats decodeEthtoolStats(uint32_t asked, std::span<const uint8_t> strings_reply,
+                                std::span<const uint8_t> values_reply) {
+  ethtool_gstrings strings{};
+  ethtool_stats values{};
+  if (strings_reply.size() < sizeof(strings) || values_reply.size() < sizeof(values)) return {};
+  std::memcpy(&strings, strings_reply.data(), sizeof(strings));
+  std::memcpy(&values, values_reply.data(), sizeof(values));
+  const auto names = strings_reply.subspan(sizeof(strings));
+  const auto data = values_reply.subspan(sizeof(values));
+  // A driver whose set changed between the calls (a channel count change) answers fewer.
+  const size_t got = std::min({size_t{asked}, size_t{strings.len}, size_t{values.n_stats},
+                               names.size() / ETH_GSTRING_LEN, data.size() / sizeof(uint64_t)});
+  EthtoolStats out;
+  out.reserve(got);
+  for (size_t i = 0; i < got; ++i) {
+    const char* s = reinterpret_cast<const char*>(names.data()) + i * ETH_GSTRING_LEN;
+    uint64_t v = 0;
+    std::memcpy(&v, data.data() + i * sizeof(uint64_t), sizeof(v));
+    out.emplace_back(std::string(s, strnlen(s, ETH_GSTRING_LEN)), v);
+  }
+  return out;
+}
+
 Result<std::unique_ptr<IoctlEthtoolStats>> IoctlEthtoolStats::open() {
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return errnoError(ErrorCode::kNetlinkFailure, errno, "ethtool socket");
@@ -65,16 +88,9 @@ Result<EthtoolStats> IoctlEthtoolStats::stats(const std::string& ifname) {
   values->cmd = ETHTOOL_GSTATS;
   values->n_stats = n;
   if (int e = ethtool(sock_.get(), ifname, values); e != 0) return failure(e, what);
-  // A driver whose set changed between the calls (a channel count change) answers fewer.
-  const uint32_t got = std::min({n, strings->len, values->n_stats});
-
-  EthtoolStats out;
-  out.reserve(got);
-  for (uint32_t i = 0; i < got; ++i) {
-    const char* s = reinterpret_cast<const char*>(strings->data) + size_t{i} * ETH_GSTRING_LEN;
-    out.emplace_back(std::string(s, strnlen(s, ETH_GSTRING_LEN)), values->data[i]);
-  }
-  return out;
+  return decodeEthtoolStats(
+      n, {reinterpret_cast<const uint8_t*>(strings_buf.data()), strings_buf.size() * 8},
+      {reinterpret_cast<const uint8_t*>(values_buf.data()), values_buf.size() * 8});
 }
 
 }  // namespace rdmanet

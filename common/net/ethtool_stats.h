@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,13 @@ namespace rdmanet {
 
 // Name and value of each statistic, in the driver's order.
 using EthtoolStats = std::vector<std::pair<std::string, uint64_t>>;
+
+// Decodes the replies of ETHTOOL_GSTRINGS and ETHTOOL_GSTATS asked for `asked` statistics, each
+// as the ioctl filled its buffer (struct ethtool_gstrings / ethtool_stats, then the names /
+// values). A driver whose set changed between the calls answers fewer: the shortest count wins,
+// and no count reaches past `asked` or past its buffer. Pure, for the fuzz tests.
+EthtoolStats decodeEthtoolStats(uint32_t asked, std::span<const uint8_t> strings_reply,
+                                std::span<const uint8_t> values_reply);
 
 class EthtoolStatsReader {
  public:

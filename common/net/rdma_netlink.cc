@@ -12,7 +12,7 @@
 
 #include "common/net/libnl_netlink.h"
 #include "common/net/libnl_socket.h"
-#include "common/net/nlattr_view.h"
+#include "common/net/rdma_nldev_codec.h"
 
 #ifndef NETLINK_RDMA
 #define NETLINK_RDMA 20
@@ -23,10 +23,7 @@ namespace {
 
 constexpr int nldev(int cmd) { return RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, cmd); }
 
-struct RdmaDev {
-  std::string name;
-  uint32_t index = 0;
-};
+using RdmaDev = RdmaDevEntry;
 
 // The RDMA devices visible from the socket's namespace (RDMA_NLDEV_CMD_GET dump).
 Result<std::vector<RdmaDev>> rdmaDevices(nl_sock* sock) {
@@ -35,10 +32,7 @@ Result<std::vector<RdmaDev>> rdmaDevices(nl_sock* sock) {
       sock, [] { return nl::newMsg(nldev(RDMA_NLDEV_CMD_GET), NLM_F_DUMP, nullptr, 0); },
       [&] { out.clear(); },
       [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
-        // nldev messages have no family header: attributes start right after nlmsghdr.
-        auto n = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_NAME);
-        auto i = nlattr::find(p, RDMA_NLDEV_ATTR_DEV_INDEX);
-        if (n && i && i->as<uint32_t>()) out.push_back({n->str(), *i->as<uint32_t>()});
+        if (auto d = parseRdmaDevice(p)) out.push_back(std::move(*d));
         return okStatus();
       },
       "listing RDMA devices", ErrorCode::kRdmaFailure));
@@ -67,15 +61,7 @@ Status appendPorts(nl_sock* sock, const RdmaDev& dev, std::vector<RdmaLink>& out
       },
       [&] { ports.clear(); },
       [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
-        RdmaLink l;
-        l.device = dev.name;
-        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_PORT_INDEX))
-          l.port = a->as<uint32_t>().value_or(0);
-        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_NDEV_INDEX)) {
-          l.netdev_ifindex = static_cast<int>(a->as<uint32_t>().value_or(0));
-        }
-        if (auto a = nlattr::find(p, RDMA_NLDEV_ATTR_NDEV_NAME)) l.netdev = a->str();
-        ports.push_back(std::move(l));
+        ports.push_back(parseRdmaPort(p, dev.name));
         return okStatus();
       },
       "listing the ports of RDMA device \"" + dev.name + "\"", ErrorCode::kRdmaFailure));
@@ -90,7 +76,7 @@ Result<RdmaNetnsMode> LibnlNetlink::rdmaNetnsMode() {
   auto msg = nl::newMsg(nldev(RDMA_NLDEV_CMD_SYS_GET), 0, nullptr, 0);
   std::optional<uint8_t> shared;
   auto on = [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
-    if (auto a = nlattr::find(p, RDMA_NLDEV_SYS_ATTR_NETNS_MODE)) shared = a->as<uint8_t>();
+    if (auto m = parseRdmaNetnsMode(p)) shared = m;
     return okStatus();
   };
   RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,

@@ -210,6 +210,9 @@ Result<std::vector<VfInfo>> parseVfInfoList(std::span<const uint8_t> payload) {
     if (!parseVfInfo(info->payload, vfs)) return malformed("IFLA_VF_INFO");
   }
   if (w.malformed()) return malformed("IFLA_VFINFO_LIST");
+  // SR-IOV's TotalVFs is a 16-bit field: a larger VF number is no VF (and would not fit
+  // VfInfo::index without turning negative).
+  if (!vfs.empty() && vfs.rbegin()->first > 0xffff) return malformed("VF number beyond 65535");
   for (auto& [idx, vf] : vfs) out.push_back(vf);
   return out;
 }

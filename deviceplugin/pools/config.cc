@@ -162,7 +162,8 @@ Result<PluginConfig> parseConfig(std::string_view text) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number beyond double's range (1e999).
     return makeError(ErrorCode::kDecodeFailure, fmt::format("config is not JSON: {}", e.what()));
   }
   if (!doc.is_object()) return invalid("(top level)", "must be a JSON object");

@@ -185,6 +185,29 @@ TEST(RtnlCodecTest, MalformedVfInfoIsCleanError) {
   EXPECT_FALSE(parseVfInfoList(b.bytes()).ok());
 }
 
+// Found by net_rtnl_fuzz: VF number 0x80000001 came out as index -2147483647, sorted after VF 0.
+// SR-IOV's TotalVFs is a 16-bit field, so a larger VF number is no VF.
+TEST(RtnlCodecTest, VfNumberBeyondSriovRangeIsCleanError) {
+  const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x10};
+  for (uint32_t vf : {0x10000u, 0x80000001u, 0xffffffffu}) {
+    NlBytes b = linkHeader(4, 0);
+    b.str(IFLA_IFNAME, "ens1f0").begin(IFLA_VFINFO_LIST);
+    vfEntry(b, 0, mac, 0, 0, ETH_P_8021Q, true, false, IFLA_VF_LINK_STATE_AUTO, 0, 0);
+    vfEntry(b, vf, mac, 0, 0, ETH_P_8021Q, true, false, IFLA_VF_LINK_STATE_AUTO, 0, 0);
+    b.end();
+    auto vfs = parseVfInfoList(b.bytes());
+    ASSERT_FALSE(vfs.ok()) << vf;
+    EXPECT_EQ(vfs.error().code, ErrorCode::kNetlinkFailure);
+  }
+  NlBytes b = linkHeader(4, 0);
+  b.str(IFLA_IFNAME, "ens1f0").begin(IFLA_VFINFO_LIST);
+  vfEntry(b, 0xffff, mac, 0, 0, ETH_P_8021Q, true, false, IFLA_VF_LINK_STATE_AUTO, 0, 0);
+  b.end();
+  auto vfs = parseVfInfoList(b.bytes());
+  ASSERT_TRUE(vfs.ok());
+  EXPECT_EQ((*vfs)[0].index, 0xffff);
+}
+
 TEST(RtnlCodecTest, ParsesAddressPreferringIfaLocal) {
   ifaddrmsg ifa{};
   ifa.ifa_family = AF_INET;

@@ -126,6 +126,10 @@ INSTANTIATE_TEST_SUITE_P(
     Table, BadConfigTest,
     ::testing::Values(
         BadCase{"NotJson", "{\"resourceList\": [", ErrorCode::kDecodeFailure, "not JSON"},
+        // Found by dp_pool_config_fuzz: a number beyond double's range threw out_of_range, which
+        // nothing caught, and the daemon aborted (at start, or at a hot reload).
+        BadCase{"NumberBeyondDouble", pool(R"("rdmaHcaMax": 1e999)"), ErrorCode::kDecodeFailure,
+                "not JSON"},
         BadCase{"TopLevelArray", "[]", ErrorCode::kInvalidConfig, "top level"},
         BadCase{"UnknownTopKey", R"({"resourceLists": []})", ErrorCode::kInvalidConfig,
                 "resourceLists: unknown key"},

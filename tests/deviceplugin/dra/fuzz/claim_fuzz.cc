@@ -1,0 +1,37 @@
+// libFuzzer target over a ResourceClaim as prepare reads it (deviceplugin/dra/kubelet): the API
+// server's answer body, parsed as the kube client parses it, then our allocation
+// (claim_allocation.h) and the pods it is reserved for (pod_devices.h). Seeds: resource.k8s.io/v1
+// claims as the API server returns them (REFERENCE.md "Claims"). Invariants: no crash, no
+// exception; every device and request we accept is a name that can go into a file or CDI name.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "deviceplugin/dra/kubelet/claim_allocation.h"
+#include "deviceplugin/dra/kubelet/pod_devices.h"
+
+using namespace rdmanet::dp;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto claim = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+  if (claim.is_discarded()) return 0;
+  // The UID kubelet asks for: the seeds' own, and whatever the claim says (so that the fuzzer
+  // gets past the UID check without guessing it).
+  std::string uid = "0b5a7c1e-3f2d-4c8b-9e61-5a4f3d2c1b0a";
+  if (claim.is_object() && claim.contains("metadata") && claim["metadata"].is_object() &&
+      claim["metadata"].contains("uid") && claim["metadata"]["uid"].is_string()) {
+    uid = claim["metadata"]["uid"].get<std::string>();
+  }
+  const ClaimRef ref{.ns = "ml", .uid = uid, .name = "trainer-0-rdma"};
+  if (auto r = ourAllocation(claim, ref, "rdma.rdmanet.io", "node1"); r.ok()) {
+    for (const auto& d : *r) {
+      if (d.device.empty() || d.device.find('/') != std::string::npos) __builtin_trap();
+      if (baseRequest(d.request).empty()) __builtin_trap();
+    }
+  }
+  for (const auto& pod : reservedPods(claim)) {
+    if (pod.empty() || pod.find('/') != std::string::npos) __builtin_trap();
+  }
+  return 0;
+}
