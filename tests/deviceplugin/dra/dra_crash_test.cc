@@ -193,15 +193,18 @@ class DraCrashTest : public DraBinaryTest {
     return last;
   }
 
-  // What the claim left: files in the CDI dir and the checkpoint dir (the checkpoint itself
-  // aside) and the checkpoint's entries.
+  // What the claim left: files in the CDI dir and the checkpoint dir (the checkpoint itself and
+  // its backup, the previous good checkpoint kept on purpose, aside) and the checkpoint's
+  // entries.
   std::vector<std::string> leftovers() const {
     std::vector<std::string> left;
     for (const auto& f : filesUnder(cdi_dir_)) {
       if (f != claimSpecFileName(warm_uid_)) left.push_back("cdi/" + f);
     }
     for (const auto& f : filesUnder(checkpointDir())) {
-      if (f != "checkpoint.json" && !f.ends_with(".sock")) left.push_back("plugins/" + f);
+      if (f != "checkpoint.json" && f != "checkpoint.json.backup" && !f.ends_with(".sock")) {
+        left.push_back("plugins/" + f);
+      }
     }
     const json ckpt = readJson(checkpointDir() / "checkpoint.json");
     if (!ckpt.is_discarded() && ckpt.contains("claims")) {
