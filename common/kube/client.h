@@ -60,10 +60,11 @@ struct ClientOptions {
   std::string user_agent = "rdmanet";
   // The largest answer body read: a larger one is dropped and the call fails (104, naming the
   // cap, not retried) rather than letting a broken or hostile server fill the daemon's memory.
-  // 32 MiB is generous: a list of a 1016-VF node's ResourceSlices (8 slices of 128 devices) is
-  // about 1.2 MiB (tests/common/kube/client_test.cc measures it), and the largest object etcd
-  // stores is 1.5 MiB; lists that could grow with the cluster are read in pages
-  // (ListOptions::limit).
+  // 32 MiB is generous: the list of a 1016-VF node's ResourceSlices (1024 devices in 16 slices)
+  // is 0.65 MiB, 2% of it, as the stand-in API server writes it
+  // (tests/deviceplugin/dra/apiserver/slice_list_size_test.cc; a real server's managedFields add
+  // a little), and the largest object etcd stores is 1.5 MiB; lists that could grow with the
+  // cluster are read in pages (ListOptions::limit).
   size_t max_response_bytes = size_t{32} << 20;
 };
 

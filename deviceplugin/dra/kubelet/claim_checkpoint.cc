@@ -132,7 +132,10 @@ void ClaimCheckpoint::keepBackup() const {
   const fs::path tmp = atomicTempPath(backupFile());
   (void)::unlink(tmp.c_str());
   if (::link(file_.c_str(), tmp.c_str()) != 0) return;
-  if (::rename(tmp.c_str(), backupFile().c_str()) != 0) (void)::unlink(tmp.c_str());
+  (void)::rename(tmp.c_str(), backupFile().c_str());
+  // When the backup already is the file (a write cut short after this step, last run), the
+  // rename of one of its names onto another is a no-op that leaves both (rename(2)): drop ours.
+  (void)::unlink(tmp.c_str());
 }
 
 Status ClaimCheckpoint::save(const std::map<std::string, PreparedClaim>& claims) {

@@ -8,9 +8,9 @@
 // The daemon has many threads (gRPC, the loop, the slice worker), so strace is attached to the
 // running daemon just before the call (and a prepare answered from the checkpoint shows when its
 // tracing is live), and only the calls on the CDI dir and the checkpoint count as kill points:
-// openat that creates, write, flock, fchmod, fsync, rename and unlink there (-y names each fd's
-// path). The N-th call of a syscall is counted from the attach; the calls of other threads in the
-// window (a gRPC wake-up's write) can shift it, so each run checks where it died, and the table
+// openat that creates, write, flock, fchmod, fsync, rename, unlink and link there (-y names each
+// fd's path). The N-th call of a syscall is counted from the attach; the calls of other threads in
+// the window (a gRPC wake-up's write) can shift it, so each run checks where it died, and the table
 // says which points were reached.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -46,10 +46,11 @@ struct KillPoint {
   std::string call;  // the syscall and the file it works on, for the table
 };
 
-const std::set<std::string> kStateChanging = {"openat", "write",  "flock", "fchmod",
-                                              "fsync",  "rename", "unlink"};
+const std::set<std::string> kStateChanging = {"openat", "write",  "flock",  "fchmod",
+                                              "fsync",  "rename", "unlink", "link"};
 // Plus the stat of a checkpointed claim's spec, which tells when tracing is live (attach()).
-const std::string kTraced = "openat,write,flock,fchmod,fsync,rename,unlink,newfstatat,statx";
+// link: the checkpoint's backup is a hard link of it (claim_checkpoint.h).
+const std::string kTraced = "openat,write,flock,fchmod,fsync,rename,unlink,link,newfstatat,statx";
 
 class DraCrashTest : public DraBinaryTest {
  protected:

@@ -69,6 +69,21 @@ TEST_F(CheckpointRecoveryTest, EachRewriteKeepsThePreviousGoodCheckpointAsTheBac
   EXPECT_TRUE(filesStarting(dir_, "checkpoint.json.backup.rdmanet-tmp").empty());
 }
 
+// A write cut short after the backup step leaves the backup a second name of the file; the
+// next rewrite's backup step must not leave its own temp name behind (found by dra_crash_test).
+TEST_F(CheckpointRecoveryTest, ARewriteWhenTheBackupIsAlreadyTheFileLeavesNoTempName) {
+  writeTwo();
+  fs::remove(dir_ / "checkpoint.json.backup");
+  fs::create_hard_link(file(), dir_ / "checkpoint.json.backup");
+  ClaimCheckpoint c(file());
+  ASSERT_TRUE(c.load().ok());
+  ASSERT_TRUE(c.erase("u-2").ok());
+  EXPECT_TRUE(filesStarting(dir_, "checkpoint.json.backup.rdmanet-tmp").empty());
+  ClaimCheckpoint backup(dir_ / "checkpoint.json.backup");
+  ASSERT_TRUE(backup.load().ok());
+  EXPECT_EQ(backup.claims().size(), 2u) << "the backup is the checkpoint before the rewrite";
+}
+
 TEST_F(CheckpointRecoveryTest, AReadableCheckpointIsUsedAsItIs) {
   writeTwo();
   ClaimCheckpoint c(file());
