@@ -123,8 +123,8 @@ TEST_F(CheckpointRecoveryTest, ACorruptCheckpointIsMovedAsidePrivatelyAndTheBack
 TEST_F(CheckpointRecoveryTest, WithoutABackupTheCheckpointIsLeftToBeRebuiltFromTheApi) {
   // Truncated by a torn write, zero bytes, binary garbage, and JSON of the wrong shape.
   for (const std::string& bad : {std::string("{\"version\": 1, \"cla"), std::string(),
-                                std::string("\x00\xff\xfe garbage \x01", 13),
-                                std::string("{\"version\": 1, \"claims\": {\"u\": {}}}")}) {
+                                 std::string("\x00\xff\xfe garbage \x01", 13),
+                                 std::string("{\"version\": 1, \"claims\": {\"u\": {}}}")}) {
     SCOPED_TRACE(::testing::PrintToString(bad));
     writeTwo();
     fs::remove(dir_ / "checkpoint.json.backup");
