@@ -15,8 +15,21 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// Where an answer's body goes, and how much of it may come.
+struct BodySink {
+  std::string* body;
+  size_t max;
+  bool over = false;
+};
+
+// Returning less than was given makes libcurl end the transfer (CURLE_WRITE_ERROR).
 size_t onBody(char* data, size_t size, size_t n, void* user) {
-  static_cast<std::string*>(user)->append(data, size * n);
+  auto* sink = static_cast<BodySink*>(user);
+  if (sink->body->size() + size * n > sink->max) {
+    sink->over = true;
+    return 0;
+  }
+  sink->body->append(data, size * n);
   return size * n;
 }
 
@@ -150,6 +163,8 @@ Result<json> KubeClient::list(const std::string& path, const ListOptions& option
   };
   add("labelSelector", options.label_selector);
   add("fieldSelector", options.field_selector);
+  if (options.limit > 0) add("limit", std::to_string(options.limit));
+  add("continue", options.continue_token);
   return call("GET", path + query, nullptr, deadline);
 }
 
@@ -184,8 +199,9 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
   for (int attempt = 1;; ++attempt) {
     if (cancelled_) return noAnswer(method, path, "cancelled (shutting down)");
     if (deadline.passed(clock_)) return noAnswer(method, path, "the caller's deadline has passed");
-    bool sent = false;
-    auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, deadline, sent);
+    bool sent = false, final_answer = false;
+    auto ans =
+        exchange(method, url, body != nullptr ? &payload : nullptr, deadline, sent, final_answer);
     std::chrono::milliseconds wait = next_backoff;
     bool retriable = false;
     Error last;
@@ -216,7 +232,7 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
       }
     } else {
       last = ans.error();
-      retriable = !(is_post && sent);
+      retriable = !(is_post && sent) && !final_answer;
       if (attempt > 1) last.msg += fmt::format(" (after {} attempts)", attempt);
     }
     // Cancelled, or a wait that would end past the caller's deadline: no time for another try.
@@ -231,8 +247,9 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
 
 Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::string& url,
                                                 const std::string* body, const Deadline& deadline,
-                                                bool& sent) {
+                                                bool& sent, bool& final_answer) {
   sent = false;
+  final_answer = false;
   const CurlApi& curl = *curl_api_;  // not null: call() checked
   std::string token;
   {
@@ -279,8 +296,9 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   } else if (std::string_view(method) == "GET") {
     curl.easy_setopt(c, CURLOPT_HTTPGET, 1L);
   }
+  BodySink sink{.body = &a.body, .max = options_.max_response_bytes};
   curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, onBody);
-  curl.easy_setopt(c, CURLOPT_WRITEDATA, &a.body);
+  curl.easy_setopt(c, CURLOPT_WRITEDATA, &sink);
   curl.easy_setopt(c, CURLOPT_HEADERFUNCTION, onHeader);
   curl.easy_setopt(c, CURLOPT_HEADERDATA, &a.retry_after);
   // TLS: the cluster CA (file or bytes), optionally a client certificate.
@@ -306,6 +324,13 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   if (rc != CURLE_OK) {
     sent = !notSent(rc);
     if (rc == CURLE_ABORTED_BY_CALLBACK) return noAnswer(method, url, "cancelled (shutting down)");
+    if (sink.over) {
+      final_answer = true;  // the same server would send the same again
+      return noAnswer(method, url,
+                      fmt::format("the answer is larger than the client's cap of {} bytes "
+                                  "(ClientOptions::max_response_bytes); dropped",
+                                  options_.max_response_bytes));
+    }
     return noAnswer(method, url, curl.easy_strerror(rc));
   }
   curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &a.status);

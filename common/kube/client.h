@@ -58,11 +58,23 @@ struct ClientOptions {
   // real time.
   const Clock* clock = nullptr;
   std::string user_agent = "rdmanet";
+  // The largest answer body read: a larger one is dropped and the call fails (104, naming the
+  // cap, not retried) rather than letting a broken or hostile server fill the daemon's memory.
+  // 32 MiB is generous: the list of a 1016-VF node's ResourceSlices (1024 devices in 16 slices)
+  // is 0.65 MiB, 2% of it, as the stand-in API server writes it
+  // (tests/deviceplugin/dra/apiserver/slice_list_size_test.cc; a real server's managedFields add
+  // a little), and the largest object etcd stores is 1.5 MiB; lists that could grow with the
+  // cluster are read in pages (ListOptions::limit).
+  size_t max_response_bytes = size_t{32} << 20;
 };
 
 struct ListOptions {
   std::string label_selector{};  // "app=x,tier!=y"
   std::string field_selector{};  // "spec.nodeName=n1,spec.driver=rdma.rdmanet.io"
+  // One page: at most `limit` items (0: the server's default, all), from the `continue` token
+  // a previous page's metadata.continue gave.
+  size_t limit = 0;
+  std::string continue_token{};
 };
 
 struct CurlApi;  // curl_library.h
@@ -106,9 +118,10 @@ class KubeClient {
   Result<nlohmann::json> call(const char* method, const std::string& path,
                               const nlohmann::json* body, const Deadline& deadline);
   // One HTTP exchange on a pooled handle, its time-out cut to `deadline`. Error (http_status 0)
-  // when no answer came; `sent` says whether the request may have reached the server.
+  // when no answer came; `sent` says whether the request may have reached the server, and
+  // `final_answer` that trying again cannot help (an answer over max_response_bytes).
   Result<Answer> exchange(const char* method, const std::string& url, const std::string* body,
-                          const Deadline& deadline, bool& sent);
+                          const Deadline& deadline, bool& sent, bool& final_answer);
   // Waits `d` unless cancel() comes first.
   void backoff(std::chrono::milliseconds d);
   void* takeHandle();  // CURL*: an idle one, or a new one (null when libcurl cannot make one)

@@ -64,9 +64,69 @@ Result<json> convert(yaml_document_t* doc, yaml_node_t* node, int depth) {
   return json();
 }
 
+struct EventDeleter {
+  void operator()(yaml_event_t* e) const {
+    yaml_event_delete(e);
+    delete e;
+  }
+};
+
+// A YAML anchor names a node that each alias repeats, so a few hundred bytes of nested aliases
+// ("billion laughs") expand to gigabytes of nodes once converted. Kubeconfig files never use
+// them (kubectl writes none), so the first anchor or alias is refused outright, before the
+// document is loaded, rather than bounded. Error 7 naming where it is; a syntax error is left
+// for the loader to report.
+Status refuseAnchorsAndAliases(const std::string& text) {
+  std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
+  if (yaml_parser_initialize(parser.get()) == 0) {
+    delete parser.release();
+    return makeError(ErrorCode::kInternal, "cannot initialise the YAML parser");
+  }
+  yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
+                               text.size());
+  for (;;) {
+    std::unique_ptr<yaml_event_t, EventDeleter> ev(new yaml_event_t);
+    if (yaml_parser_parse(parser.get(), ev.get()) == 0) {
+      delete ev.release();  // not initialised by a failed parse
+      return okStatus();
+    }
+    const yaml_mark_t& m = ev->start_mark;
+    const unsigned char* anchor = nullptr;
+    switch (ev->type) {
+      case YAML_ALIAS_EVENT:
+        return makeError(ErrorCode::kInvalidConfig,
+                         fmt::format("YAML alias at line {} column {}: anchors and aliases are "
+                                     "not accepted (they can expand without bound)",
+                                     m.line + 1, m.column + 1));
+      case YAML_SCALAR_EVENT:
+        anchor = ev->data.scalar.anchor;
+        break;
+      case YAML_SEQUENCE_START_EVENT:
+        anchor = ev->data.sequence_start.anchor;
+        break;
+      case YAML_MAPPING_START_EVENT:
+        anchor = ev->data.mapping_start.anchor;
+        break;
+      case YAML_DOCUMENT_END_EVENT:  // only the first document is read
+      case YAML_STREAM_END_EVENT:
+        return okStatus();
+      default:
+        break;
+    }
+    if (anchor != nullptr) {
+      return makeError(
+          ErrorCode::kInvalidConfig,
+          fmt::format("YAML anchor &{} at line {} column {}: anchors and aliases "
+                      "are not accepted (they can expand without bound)",
+                      reinterpret_cast<const char*>(anchor), m.line + 1, m.column + 1));
+    }
+  }
+}
+
 }  // namespace
 
 Result<json> yamlToJson(const std::string& text) {
+  RDMANET_RETURN_IF_ERROR(refuseAnchorsAndAliases(text));
   std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
   if (yaml_parser_initialize(parser.get()) == 0) {
     delete parser.release();

@@ -2,8 +2,8 @@
 // YAML to JSON, for kubeconfig files (kubectl writes YAML; JSON is YAML too).
 //
 // Scalars become JSON strings, whatever they look like: kubeconfig fields are strings except a
-// few booleans, which the caller reads by their text ("true"). Anchors and aliases are resolved
-// by libyaml. Only the first document is read.
+// few booleans, which the caller reads by their text ("true"). Anchors and aliases are refused:
+// kubectl never writes them, and aliases expand without bound. Only the first document is read.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,7 +12,8 @@
 
 namespace rdmanet::kube {
 
-// Error 6 (with line and column) when the text is not YAML.
+// Error 6 (with line and column) when the text is not YAML; 7 (with line and column) for an
+// anchor or alias.
 Result<nlohmann::json> yamlToJson(const std::string& text);
 
 }  // namespace rdmanet::kube

@@ -177,7 +177,8 @@ int runDevicePlugin(int argc, const char* const* argv) {
            .pods = pods.get(),
            .heartbeat_age = clock.now() - daemon.heartbeat(),
            .front_metrics = dra.slices ? renderSliceMetrics(dra.slices->status()) : std::string(),
-           .ready = daemon.ready()});
+           .ready = daemon.ready(),
+           .ready_note = dra.front ? dra.front->recoveryNote() : std::string()});
     });
     if (!srv.ok()) {
       logger(Component::kMetrics)->error("{}", srv.error().msg);

@@ -18,8 +18,9 @@ HttpResponse probeResponse(const std::string& path, const ProbeInputs& in) {
                         fmt::format("event loop stalled: no turn for {} ms\n", ms)};
   }
   if (path == "/readyz") {
-    return in.ready ? HttpResponse{200, "text/plain", "ready\n"}
-                    : HttpResponse{503, "text/plain", "not registered with kubelet\n"};
+    const std::string note = in.ready_note.empty() ? "" : in.ready_note + "\n";
+    return in.ready ? HttpResponse{200, "text/plain", "ready\n" + note}
+                    : HttpResponse{503, "text/plain", "not registered with kubelet\n" + note};
   }
   return HttpResponse{404, "text/plain", "not found\n"};
 }

@@ -6,7 +6,8 @@
 //   /healthz  200 while the event loop turns: its heartbeat is younger than kLoopStallLimit;
 //             503 naming how long it has been stalled otherwise (kubelet restarts the pod);
 //   /readyz   200 while the front is registered with kubelet (every device-plugin pool, or the
-//             DRA driver), 503 otherwise.
+//             DRA driver), 503 otherwise; either way followed by the front's note when it has
+//             one (the DRA checkpoint's recovery), so a probe's output says what was recovered.
 
 #include <chrono>
 #include <string>
@@ -30,6 +31,7 @@ struct ProbeInputs {
   Clock::duration heartbeat_age{};       // now minus the loop's last heartbeat
   std::string front_metrics{};           // e.g. the DRA front's ResourceSlice series
   bool ready = false;                    // the front is registered (Daemon::ready)
+  std::string ready_note{};              // DraFront::recoveryNote(); "" for none
 };
 
 HttpResponse probeResponse(const std::string& path, const ProbeInputs& in);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "common/base/deadline.h"
 #include "common/base/result.h"
@@ -27,6 +28,10 @@ class ClaimReader {
   // deadline passed).
   virtual Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name,
                                           const Deadline& deadline) = 0;
+  // Every ResourceClaim of the cluster (all namespaces), for rebuilding a lost checkpoint: the
+  // API has no selector on an allocation's node, so the caller keeps those of its node. Read in
+  // pages, so that no one answer grows with the cluster. Errors as getClaim's.
+  virtual Result<std::vector<nlohmann::json>> listClaims(const Deadline& deadline) = 0;
   // Ends the reads in flight (within about a second) and fails later ones: for shutdown, so that
   // the gRPC server's stop does not wait for a stalled API server.
   virtual void cancel() = 0;

@@ -19,6 +19,12 @@ namespace {
 constexpr size_t kRegistryDir = 0;
 constexpr size_t kPluginDir = 1;
 constexpr auto kRefusedRetry = 1000ms;
+// Between tries to list the claims a lost checkpoint is rebuilt from.
+constexpr auto kRebuildRetry = 5s;
+// Between reads of the shareable prepared claims' reservations. A new pod of a shared claim
+// waits at most this for its device record (its CNI ADD fails until then, and kubelet retries
+// the sandbox); each read is one GET per shareable claim, of which a node holds few.
+constexpr auto kReservationsPoll = 3s;
 // Kubelet deletes every ResourceSlice of its node when it starts, once it can read its Node
 // (pkg/kubelet/cm/dra/plugin: wipeResourceSlices, retried after 1, 2, 4, 8 s), which may come
 // after it registered the driver again. So a registration publishes at once and again at these
@@ -88,6 +94,7 @@ void DraFront::stop() {
   // A prepare waiting for a stalled API server would hold up the gRPC server's stop, which waits
   // for its handlers: end their reads first.
   if (deps_.claims) deps_.claims->cancel();
+  claim_sync_.reset();  // its reads were just cancelled
   if (registration_) registration_->stop();
   registration_.reset();
   state_.stop();
@@ -199,6 +206,28 @@ void DraFront::onNotifications() {
   }
 }
 
+void DraFront::startClaimSync() {
+  claim_sync_ = std::make_unique<Worker>(
+      *deps_.clock,
+      [this](const std::atomic<bool>& quit) -> std::optional<Clock::time_point> {
+        if (preparer_.rebuildPending()) {
+          const Status st = preparer_.rebuildFromApi();
+          if (quit) return std::nullopt;
+          if (!st.ok()) {
+            logger(Component::kKubelet)
+                ->error(
+                    "cannot rebuild the prepared-claims checkpoint from the API server ({}); "
+                    "trying again in {} s",
+                    st.error().msg, std::chrono::seconds(kRebuildRetry).count());
+            return deps_.clock->now() + kRebuildRetry;
+          }
+        }
+        preparer_.refreshReservations();
+        return deps_.clock->now() + kReservationsPoll;
+      },
+      deps_.clock->now() + (preparer_.rebuildPending() ? 0s : kReservationsPoll));
+}
+
 void DraFront::republish() {
   // Only once the devices are known (version 0 is the empty start): an empty snapshot would
   // withdraw every slice.
@@ -257,6 +286,7 @@ void DraFront::apply(const PluginConfig&, const std::vector<Pool>& pools) {
     // The devices are known now: make the checkpoint's claims whole again (a reboot empties the
     // CDI dir) before kubelet, which learns of the driver at registration, asks for any of them.
     preparer_.restoreSpecs();
+    startClaimSync();
     serveRegistration();
   }
   if (deps_.publisher)

@@ -16,6 +16,12 @@
 // - apply(): the pools become DRA devices (dra_device.h) in a new DeviceState version when
 //   anything about them changed; open health streams see it at once; the publisher (the
 //   ResourceSlice side), when there is one, gets the same inventory.
+// - Claim work that reads the API server outside a kubelet call runs on a Worker of its own
+//   (claim_sync_): rebuilding a corrupt prepared-claims checkpoint that had no good backup
+//   (kubelet/checkpoint_recovery.h), once the devices are known, retried every 5 s on the clock
+//   until the list succeeds (recoveryNote() says what happened, for /readyz); and reading the
+//   shareable prepared claims' reservations again every 3 s on the clock, so a shared claim's
+//   later pods get their device records (ClaimPreparer::refreshReservations).
 // Timers read the injected clock; tests drive them with a FakeClock.
 
 #include <filesystem>
@@ -25,6 +31,7 @@
 
 #include "common/os/mailbox.h"
 #include "common/os/watch.h"
+#include "common/os/worker.h"
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/device_publisher.h"
 #include "deviceplugin/dra/dra_device.h"
@@ -73,6 +80,8 @@ class DraFront final : public Front {
   std::filesystem::path draSocket() const;
   std::filesystem::path checkpointFile() const { return pluginDir() / "checkpoint.json"; }
   std::shared_ptr<const DeviceSnapshot> inventory() const { return state_.current().value; }
+  // What was done about a corrupt checkpoint ("" when nothing was needed). Any thread.
+  std::string recoveryNote() const { return preparer_.recoveryNote(); }
 
  private:
   using TimePoint = Clock::time_point;
@@ -96,9 +105,11 @@ class DraFront final : public Front {
   // Kubelet's NotifyRegistrationStatus calls, posted from gRPC threads.
   std::unique_ptr<Mailbox<Notification>> notifications_;
   std::unique_ptr<GrpcServer> registration_, dra_;
+  std::unique_ptr<Worker> claim_sync_;  // from the first apply() on
   bool registered_ = false;
   bool applied_ = false;  // the registration socket is served from the first apply() on
   void republish();
+  void startClaimSync();
 
   std::optional<TimePoint> reserve_at_;
   // After a registration: the next of the publishes that outlast kubelet's start-up wipe of the

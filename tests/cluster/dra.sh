@@ -50,6 +50,58 @@ while read -r dev pci root _; do
 done < <(slice_devices)
 ok "ResourceSlices publish the ${#vfs[@]} VFs, each with its PCIe root"
 
+# --- The chart's ValidatingAdmissionPolicy: with a token of the daemon's own (its service
+# account, bound to its pod and so to this node), the API server refuses a ResourceSlice of
+# another node or another driver, and still takes one of this node and driver. RBAC alone
+# would let that token write every node's slices.
+daemon_pod=$(kc -n rdmanet get pods -l app.kubernetes.io/component=node \
+  -o 'jsonpath={.items[0].metadata.name}')
+daemon_sa=$(kc -n rdmanet get pod "$daemon_pod" -o 'jsonpath={.spec.serviceAccountName}')
+daemon_token=$(kc -n rdmanet create token "$daemon_sa" --bound-object-kind Pod \
+  --bound-object-name "$daemon_pod" --duration 10m)
+# The daemon's credentials alone: no kubeconfig, so no admin client certificate beside them.
+as_daemon() {
+  "$(k8s_bin)/kubectl" --kubeconfig /dev/null --server "https://$node_ip:$apiserver_port" \
+    --certificate-authority "$pki/ca.crt" --token "$daemon_token" "$@"
+}
+slice_yaml() { # NAME NODE DRIVER
+  cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: $1}
+spec:
+  driver: $3
+  nodeName: $2
+  pool: {name: $2, generation: 1, resourceSliceCount: 1}
+  devices: [{name: probe}]
+EOF
+}
+refused() { # WHY NAME NODE DRIVER: the daemon's create is refused, naming WHY
+  local out
+  if out=$(slice_yaml "$2" "$3" "$4" | as_daemon create -f - 2>&1); then
+    kc delete resourceslice "$2" --ignore-not-found >/dev/null
+    fail "the daemon's token created a ResourceSlice for node $3, driver $4"
+  fi
+  [[ $out == *"$1"* ]] || fail "slice for node $3, driver $4: refused, but not by the policy: $out"
+}
+refused "may write only the ResourceSlices of its own node" vap-other-node other-node "$driver"
+refused "of its driver" vap-other-driver "$node_name" gpu.example.com
+# A slice of another node that exists already: the daemon cannot delete or update it either.
+slice_yaml vap-foreign other-node "$driver" | kc create -f - >/dev/null
+out=$(as_daemon delete resourceslice vap-foreign 2>&1) &&
+  fail "the daemon's token deleted another node's ResourceSlice"
+[[ $out == *"may write only the ResourceSlices of its own node"* ]] || fail "delete: $out"
+out=$(as_daemon label resourceslice vap-foreign probe=1 2>&1) &&
+  fail "the daemon's token updated another node's ResourceSlice"
+[[ $out == *"may write only the ResourceSlices of its own node"* ]] || fail "update: $out"
+kc delete resourceslice vap-foreign >/dev/null
+# Its own node's, of its driver: allowed (what refused it above was the policy, not RBAC).
+slice_yaml vap-own "$node_name" "$driver" | as_daemon create -f - >/dev/null ||
+  fail "the daemon's token cannot create a ResourceSlice of its own node"
+as_daemon delete resourceslice vap-own --ignore-not-found >/dev/null ||
+  fail "the daemon's token cannot delete a ResourceSlice of its own node"
+ok "the daemon's own token writes only its node's ResourceSlices of its driver"
+
 # --- The second driver: fake GPUs on the simulated node's GPU functions.
 gpus=()
 for d in "$simnode_sys"/bus/pci/devices/*; do

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Checks one `helm template` render of the rdmanet chart:
 //   node check_chart.js RENDER.yaml [--netconf-out DIR] [--min-networks N] [--install-cni false]
-//                       [--api deviceplugin|dra]
+//                       [--api deviceplugin|dra] [--admission-policy false]
 // 1. every object validates offline (k8s_check.js; with --api dra against kubernetes-models
 //    5.1.0 too, which has resource.k8s.io/v1), every netconf too (netconf_check.js);
 // 2. the DaemonSet is what issue 6 asks for, and its parts refer to each other consistently
@@ -33,6 +33,7 @@ const expectInstall = opt('--install-cni') !== 'false';
 const api = opt('--api') || 'deviceplugin';
 if (!['deviceplugin', 'dra'].includes(api)) throw new Error(`--api ${api}: deviceplugin or dra`);
 const dra = api === 'dra';
+const noPolicy = opt('--admission-policy') === 'false';
 
 const errors = [];
 const fail = (msg) => errors.push(msg);
@@ -124,7 +125,8 @@ if (ds) {
   else {
     checkDevicePlugin(dp);
     dpArgs = dp.args || [];
-    const ctx = {docs, pod, container: dp, dpConfig, fail, expectEq, mountFor, hostPathOf, flag};
+    const ctx = {docs, pod, container: dp, dpConfig, fail, expectEq, mountFor, hostPathOf, flag,
+      noPolicy};
     if (dra) checkDra(ctx);
     else checkNoDra(ctx);
   }

@@ -4,8 +4,9 @@
 //   dir; the DRA plugin and registry dirs are mounted at their host paths (kubelet dials the
 //   socket path the driver registers); NODE_NAME comes from the downward API; the RBAC is exactly
 //   what the driver calls; one DeviceClass per pool selects the driver and the pool by CEL and
-//   carries the pool's extended resource name (KEP-5004).
-// ctx: {docs, pod, container, dpConfig, fail, expectEq, mountFor, hostPathOf, flag}.
+//   carries the pool's extended resource name (KEP-5004); a ValidatingAdmissionPolicy and its
+//   binding hold the daemon's service account to its own node's ResourceSlices of its driver.
+// ctx: {docs, pod, container, dpConfig, fail, expectEq, mountFor, hostPathOf, flag, noPolicy}.
 'use strict';
 
 const kRbacKinds = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
@@ -18,9 +19,11 @@ const kDraRules = [
   'resource.k8s.io resourceslices update',
   'resource.k8s.io resourceslices delete',
   'resource.k8s.io resourceclaims get',
+  'resource.k8s.io resourceclaims list',
   ' nodes get',
 ].sort();
 
+const kPolicyKinds = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
 const ofKind = (docs, k) => docs.filter((d) => d.kind === k);
 const argvOf = (c) => [...(c.command || []), ...(c.args || [])];
 
@@ -32,7 +35,7 @@ function checkNoDra(ctx) {
   const dpm = mountFor(c, `${kubelet}/device-plugins`);
   if (!dpm || dpm.readOnly) fail(`--kubelet-dir ${kubelet}: device-plugins not mounted read-write`);
   else if (!/\/device-plugins$/.test(hostPathOf(dpm.name) || '')) fail('device-plugins is not a hostPath');
-  for (const k of [...kRbacKinds, 'DeviceClass']) {
+  for (const k of [...kRbacKinds, 'DeviceClass', ...kPolicyKinds]) {
     if (ofKind(docs, k).length) fail(`${k} rendered with api: deviceplugin, none is needed`);
   }
 }
@@ -62,6 +65,48 @@ function checkDra(ctx) {
 
   checkRbac(docs, pod, fail, expectEq);
   checkDeviceClasses(docs, driver, dpConfig, fail, expectEq);
+  if (!ctx.noPolicy) checkAdmissionPolicy(docs, pod, driver, fail, expectEq);
+  else for (const k of kPolicyKinds) if (ofKind(docs, k).length) fail(`${k} rendered though disabled`);
+}
+
+// The policy that binds the daemon's ResourceSlice writes to its node (templates/
+// admissionpolicy.yaml): what it matches, whom, and that each rule names the token's node claim
+// and this driver. (The CEL itself runs only under a real API server: tests/cluster/dra.sh.)
+function checkAdmissionPolicy(docs, pod, driver, fail, expectEq) {
+  const policies = ofKind(docs, 'ValidatingAdmissionPolicy');
+  const bindings = ofKind(docs, 'ValidatingAdmissionPolicyBinding');
+  if (policies.length !== 1 || bindings.length !== 1) {
+    fail(`expected one ValidatingAdmissionPolicy and one binding, got ${policies.length} and ${bindings.length}`);
+    return;
+  }
+  const p = policies[0];
+  const ds = ofKind(docs, 'DaemonSet')[0];
+  expectEq('policy apiVersion', p.apiVersion, 'admissionregistration.k8s.io/v1');
+  expectEq('policy failurePolicy', p.spec.failurePolicy, 'Fail');
+  expectEq('policy resourceRules', p.spec.matchConstraints.resourceRules, [{
+    apiGroups: ['resource.k8s.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'],
+    resources: ['resourceslices'],
+  }]);
+  const user = `system:serviceaccount:${ds.metadata.namespace}:${pod.serviceAccountName}`;
+  expectEq('policy matchConditions', (p.spec.matchConditions || []).map((m) => m.expression),
+           [`request.userInfo.username == "${user}"`]);
+  const cel = JSON.stringify([p.spec.variables, p.spec.validations]);
+  if (!cel.includes("request.userInfo.extra[?'authentication.kubernetes.io/node-name'][0]")) {
+    fail('the policy does not read the node from the token (authentication.kubernetes.io/node-name)');
+  }
+  for (const op of ['CREATE', 'DELETE']) {
+    if (!cel.includes(`request.operation == '${op}'`)) fail(`the policy does not tell ${op} apart`);
+  }
+  if (!cel.includes('oldObject')) fail('a delete or update is not checked on the stored slice');
+  if (!cel.includes('spec.?nodeName')) fail('the policy does not compare spec.nodeName');
+  const pinned = JSON.stringify(`s.spec.driver == "${driver}"`).slice(1, -1);  // as in `cel`
+  if (!cel.includes(pinned)) fail(`the policy does not pin the driver to ${driver}`);
+  for (const v of p.spec.validations || []) {
+    if (!v.message && !v.messageExpression) fail(`validation ${v.expression} has no message`);
+  }
+  const b = bindings[0];
+  expectEq('binding policyName', b.spec.policyName, p.metadata.name);
+  expectEq('binding validationActions', b.spec.validationActions, ['Deny']);
 }
 
 function checkRbac(docs, pod, fail, expectEq) {

@@ -84,6 +84,10 @@ case $what in
     render "$tmp/a.yaml" --set api=dra
     "${check[@]}" "$tmp/a.yaml" --api dra
     ! grep -q -- '--dra-allow-multiple-allocations' "$tmp/a.yaml" || die "KEP-5075 is on by default"
+    # The admission policy that binds slice writes to the daemon's node: on by default, off on
+    # request (a cluster with an equivalent of its own).
+    render "$tmp/nopolicy.yaml" --set api=dra --set dra.admissionPolicy.enabled=false
+    "${check[@]}" "$tmp/nopolicy.yaml" --api dra --admission-policy false
     # Everything of the driver follows its values: name, kubelet dir, KEP-5075, several pools
     # (an underscore in a pool name is not DNS: its class name uses '-').
     cat >"$tmp/pools.yaml" <<'EOF'

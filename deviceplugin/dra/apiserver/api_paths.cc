@@ -18,6 +18,8 @@ Result<std::string> resourceClaimPath(const std::string& ns, const std::string& 
   return fmt::format("/apis/resource.k8s.io/v1/namespaces/{}/resourceclaims/{}", ns, name);
 }
 
+std::string allResourceClaimsPath() { return "/apis/resource.k8s.io/v1/resourceclaims"; }
+
 Result<std::string> nodePath(const std::string& name) {
   if (!kube::isDnsSubdomain(name)) {
     return makeError(ErrorCode::kInvalidConfig,

@@ -11,12 +11,17 @@ namespace rdmanet::dp {
 
 class KubeClaimReader final : public ClaimReader {
  public:
+  // A claim is a few KiB at most: a page stays far under the client's answer cap.
+  static constexpr size_t kListPage = 500;
+
   // `client` must outlive the reader.
   explicit KubeClaimReader(kube::KubeClient& client) : client_(client) {}
   // Error 7 for a namespace or name that is not a DNS subdomain (it would not be a path
   // segment); the client's error (104, with the HTTP status) otherwise.
   Result<nlohmann::json> getClaim(const std::string& ns, const std::string& name,
                                   const Deadline& deadline) override;
+  // GET /apis/resource.k8s.io/v1/resourceclaims in pages of kListPage.
+  Result<std::vector<nlohmann::json>> listClaims(const Deadline& deadline) override;
   void cancel() override { client_.cancel(); }
 
  private:

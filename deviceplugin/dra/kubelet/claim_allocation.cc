@@ -72,7 +72,11 @@ Result<std::vector<AllocatedDevice>> ourAllocation(const json& claim, const Clai
       ++other_pool;
       continue;
     }
-    AllocatedDevice d{.request = str(r, "request"), .device = str(r, "device")};
+    const auto admin = r.find("adminAccess");
+    AllocatedDevice d{
+        .request = str(r, "request"),
+        .device = str(r, "device"),
+        .admin_access = admin != r.end() && admin->is_boolean() && admin->get<bool>()};
     if (!kube::isDnsLabel(d.device)) {
       return makeError(ErrorCode::kInvalidConfig,
                        fmt::format("{}: malformed device name in an allocation result", where));

@@ -15,6 +15,9 @@ namespace rdmanet::dp {
 struct AllocatedDevice {
   std::string request{};  // the result's `request` ("nic", or "nic/alt" for a subrequest)
   std::string device{};   // the DRA device name in our pool
+  // The result's adminAccess: monitoring access to a device that another claim may hold; its
+  // pod gets the device's CDI edits, never the device as a network (no pod record, no pod info).
+  bool admin_access = false;
 };
 
 // Errors (7) when the claim's UID is not ref.uid, the claim is not allocated, or no result names

@@ -1,7 +1,13 @@
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "common/os/atomic_file.h"
@@ -22,16 +28,19 @@ constexpr size_t kMaxCheckpointBytes = 64 << 20;
 json toJson(const PreparedClaim& c) {
   json devs = json::array();
   for (const PreparedDevice& d : c.devices) {
-    devs.push_back({{"requestNames", d.request_names},
-                    {"poolName", d.pool_name},
-                    {"deviceName", d.device_name},
-                    {"cdiDeviceIDs", d.cdi_device_ids}});
+    json dev = {{"requestNames", d.request_names},
+                {"poolName", d.pool_name},
+                {"deviceName", d.device_name},
+                {"cdiDeviceIDs", d.cdi_device_ids}};
+    if (d.admin_access) dev["adminAccess"] = true;
+    devs.push_back(std::move(dev));
   }
   json out = {{"namespace", c.ref.ns},
               {"name", c.ref.name},
               {"cdiSpec", c.cdi_spec.string()},
               {"devices", devs}};
   if (!c.pods.empty()) out["pods"] = c.pods;
+  if (c.pod_owned) out["podOwned"] = true;
   return out;
 }
 
@@ -45,34 +54,69 @@ PreparedClaim fromJson(const std::string& uid, const json& j) {
     c.devices.push_back({.request_names = d.at("requestNames").get<std::vector<std::string>>(),
                          .pool_name = d.at("poolName").get<std::string>(),
                          .device_name = d.at("deviceName").get<std::string>(),
-                         .cdi_device_ids = d.at("cdiDeviceIDs").get<std::vector<std::string>>()});
+                         .cdi_device_ids = d.at("cdiDeviceIDs").get<std::vector<std::string>>(),
+                         .admin_access = d.value("adminAccess", false)});
   }
   if (j.contains("pods")) c.pods = j.at("pods").get<std::vector<std::string>>();
+  c.pod_owned = j.value("podOwned", false);
   return c;
 }
 
 }  // namespace
 
-Status ClaimCheckpoint::load() {
-  claims_.clear();
-  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(file_, kMaxCheckpointBytes));
-  if (!text) return okStatus();
+Result<std::map<std::string, PreparedClaim>> ClaimCheckpoint::parse(const fs::path& from,
+                                                                    bool& exists) const {
+  exists = false;
+  RDMANET_ASSIGN_OR_RETURN(auto text, readFile(from, kMaxCheckpointBytes));
+  std::map<std::string, PreparedClaim> claims;
+  if (!text) return claims;
+  exists = true;
   json j = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
-    return makeError(ErrorCode::kDecodeFailure, fmt::format("{} is not JSON", file_.string()));
+    return makeError(ErrorCode::kDecodeFailure, fmt::format("{} is not JSON", from.string()));
   }
   try {
     if (j.at("version").get<int>() != kVersion) {
       return makeError(ErrorCode::kInvalidConfig,
-                       fmt::format("{}: unknown version {}", file_.string(), j["version"].dump()));
+                       fmt::format("{}: unknown version {}", from.string(), j["version"].dump()));
     }
-    std::map<std::string, PreparedClaim> claims;
     for (const auto& [uid, c] : j.at("claims").items()) claims[uid] = fromJson(uid, c);
-    claims_ = std::move(claims);
   } catch (const json::exception& e) {
-    return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", file_.string(), e.what()));
+    return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", from.string(), e.what()));
   }
+  return claims;
+}
+
+Status ClaimCheckpoint::load() {
+  claims_.clear();
+  file_is_good_ = false;
+  bool exists = false;
+  RDMANET_ASSIGN_OR_RETURN(claims_, parse(file_, exists));
+  file_is_good_ = exists;
   return okStatus();
+}
+
+Result<bool> ClaimCheckpoint::loadBackup() {
+  bool exists = false;
+  RDMANET_ASSIGN_OR_RETURN(auto claims, parse(backupFile(), exists));
+  claims_ = std::move(claims);
+  return exists;
+}
+
+Result<fs::path> ClaimCheckpoint::moveAside(const fs::path& path) {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  const fs::path to = fmt::format("{}.corrupt-{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}", path.string(),
+                                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                                  utc.tm_min, utc.tm_sec, ::getpid());
+  if (::rename(path.c_str(), to.c_str()) != 0) {
+    return errnoError(ErrorCode::kIoFailure, errno,
+                      fmt::format("cannot move {} aside to {}", path.string(), to.string()));
+  }
+  (void)::chmod(to.c_str(), 0600);  // it holds what the checkpoint held: root's alone
+  if (path == file_) file_is_good_ = false;
+  return to;
 }
 
 const PreparedClaim* ClaimCheckpoint::find(const std::string& uid) const {
@@ -80,10 +124,28 @@ const PreparedClaim* ClaimCheckpoint::find(const std::string& uid) const {
   return it == claims_.end() ? nullptr : &it->second;
 }
 
-Status ClaimCheckpoint::save(const std::map<std::string, PreparedClaim>& claims) const {
+void ClaimCheckpoint::keepBackup() const {
+  if (!file_is_good_) return;
+  // A second name for the good file, renamed over the old backup: the rewrite that follows
+  // replaces file_'s name only, so the backup keeps the content it had. The link's name is a
+  // temp name of writeFileAtomic's, which the start-up sweep removes when a crash leaves it.
+  const fs::path tmp = atomicTempPath(backupFile());
+  (void)::unlink(tmp.c_str());
+  if (::link(file_.c_str(), tmp.c_str()) != 0) return;
+  (void)::rename(tmp.c_str(), backupFile().c_str());
+  // When the backup already is the file (a write cut short after this step, last run), the
+  // rename of one of its names onto another is a no-op that leaves both (rename(2)): drop ours.
+  (void)::unlink(tmp.c_str());
+}
+
+Status ClaimCheckpoint::save(const std::map<std::string, PreparedClaim>& claims) {
   json all = json::object();
   for (const auto& [uid, c] : claims) all[uid] = toJson(c);
-  return writeFileAtomic(file_, json{{"version", kVersion}, {"claims", all}}.dump(1) + "\n");
+  keepBackup();
+  RDMANET_RETURN_IF_ERROR(
+      writeFileAtomic(file_, json{{"version", kVersion}, {"claims", all}}.dump(1) + "\n"));
+  file_is_good_ = true;
+  return okStatus();
 }
 
 Status ClaimCheckpoint::put(PreparedClaim claim) {

@@ -8,6 +8,12 @@
 // the old or the new content. Prepare writes the CDI spec first and then the checkpoint; unprepare
 // removes the spec first and then the entry. A spec whose entry was never written is still found
 // by unprepare, whose file name follows from the claim UID. Not thread-safe: its owner locks.
+//
+// The backup: before each rewrite, the file as last loaded or written (a good one) becomes
+// "<file>.backup", by a hard link renamed into place (atomic, no copy), so that a checkpoint
+// corrupted on disk (a torn write on a filesystem that lies about fsync, a bit flip, a hand edit)
+// can be replaced by the one before it. A corrupt file is moved aside, not deleted: renamed
+// "<file>.corrupt-<UTC time>-<pid>", mode 0600, for inspection (checkpoint_recovery.h decides).
 
 #include <filesystem>
 #include <map>
@@ -24,6 +30,7 @@ struct PreparedDevice {
   std::string pool_name{};    // the DRA pool: the node name
   std::string device_name{};  // the DRA device
   std::vector<std::string> cdi_device_ids{};
+  bool admin_access = false;  // AllocatedDevice::admin_access; "adminAccess" when true
   bool operator==(const PreparedDevice&) const = default;
 };
 
@@ -34,15 +41,25 @@ struct PreparedClaim {
   // The pods the claim was reserved for when prepared, whose device records (pod_devices.h)
   // are written again when /var/run lost them. Absent from older checkpoints: none.
   std::vector<std::string> pods{};
+  // Made for one pod from its ResourceClaimTemplate (a Pod controls it): never shared, so its
+  // reservations are not read again. "podOwned" when true; absent from older checkpoints.
+  bool pod_owned = false;
 };
 
 class ClaimCheckpoint {
  public:
   explicit ClaimCheckpoint(std::filesystem::path file) : file_(std::move(file)) {}
 
-  // Reads the file; a missing file is an empty checkpoint. Error 6/7 when it does not parse
-  // (the caller decides; the file is left as it is for inspection).
+  // Reads the file; a missing file is an empty checkpoint. Error 6/7 when it does not parse, 5
+  // when it cannot be read (the caller decides; the file is left as it is).
   Status load();
+  // Reads the backup instead (memory only). False when there is none; errors as load()'s.
+  Result<bool> loadBackup();
+  // Writes what memory holds as the file (after loadBackup). Error 5 when it cannot.
+  Status rewrite() { return save(claims_); }
+  // Renames `path` (the file or the backup) to "<path>.corrupt-<UTC time>-<pid>", mode 0600, and
+  // returns the new name. Error 5 when it cannot be renamed.
+  Result<std::filesystem::path> moveAside(const std::filesystem::path& path);
   const PreparedClaim* find(const std::string& uid) const;
   const std::map<std::string, PreparedClaim>& claims() const { return claims_; }
   // Both write the file before returning. Error 5 when it cannot be written (memory unchanged).
@@ -50,12 +67,19 @@ class ClaimCheckpoint {
   Status erase(const std::string& uid);
 
   const std::filesystem::path& file() const { return file_; }
+  std::filesystem::path backupFile() const { return file_.string() + ".backup"; }
 
  private:
-  Status save(const std::map<std::string, PreparedClaim>& claims) const;
+  Result<std::map<std::string, PreparedClaim>> parse(const std::filesystem::path& from,
+                                                     bool& exists) const;
+  Status save(const std::map<std::string, PreparedClaim>& claims);
+  // Makes the good file on disk the backup; best effort (the checkpoint itself matters more).
+  void keepBackup() const;
 
   std::filesystem::path file_;
   std::map<std::string, PreparedClaim> claims_;
+  // Whether file_ on disk is one this process read whole or wrote: only such a file is backed up.
+  bool file_is_good_ = false;
 };
 
 }  // namespace rdmanet::dp

@@ -14,7 +14,12 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
                                   const DeviceSnapshot& inv, const RenderOptions& opts) {
   // Each top-level request with its devices, in the order of the results. A device twice in one
   // request (a shareable PF) is one device to the container.
-  std::vector<std::pair<std::string, std::vector<const NodeDevice*>>> requests;
+  struct Request {
+    std::string name{};
+    std::vector<const NodeDevice*> devices{};
+    bool admin_access = false;  // a request's results all share it
+  };
+  std::vector<Request> requests;
   for (const AllocatedDevice& r : results) {
     const NodeDevice* d = inv.find(r.device);
     if (!d) {
@@ -24,17 +29,22 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
     }
     const std::string_view req = baseRequest(r.request);
     auto it = std::find_if(requests.begin(), requests.end(),
-                           [&](const auto& q) { return q.first == req; });
-    if (it == requests.end()) it = requests.insert(requests.end(), {std::string(req), {}});
-    if (std::find(it->second.begin(), it->second.end(), d) == it->second.end()) {
-      it->second.push_back(d);
+                           [&](const Request& q) { return q.name == req; });
+    if (it == requests.end())
+      it = requests.insert(requests.end(), Request{.name = std::string(req)});
+    it->admin_access = it->admin_access || r.admin_access;
+    if (std::find(it->devices.begin(), it->devices.end(), d) == it->devices.end()) {
+      it->devices.push_back(d);
     }
   }
   RenderedClaim out{
       .prepared = {.ref = ref, .cdi_spec = opts.cdi_dir / claimSpecFileName(ref.uid)}};
   std::vector<CdiDevice> envs;
-  for (const auto& [req, devs] : requests) {
+  for (const auto& [req, devs, admin] : requests) {
     RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(inv, devs));
+    // Admin access is for monitoring: no pod-info dir, which only the pod the CNI attached the
+    // device to has (the CNI fills it), and which would name the device as the pod's network.
+    if (admin) std::erase_if(env, [](const auto& kv) { return kv.first.ends_with("_POD_INFO"); });
     const std::string env_name = requestCdiName(ref.uid, req);
     envs.push_back({.name = env_name, .edits = {.envs = std::move(env)}});
     for (const NodeDevice* d : devs) {
@@ -46,13 +56,14 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
         RDMANET_ASSIGN_OR_RETURN(ContainerAllocation own,
                                  buildAllocation(*inv.pool(d->pool), {d->device.id}, {}));
         own.envs.clear();  // the request's env device carries it
+        if (admin) own.mounts.clear();
         out.cdi.push_back({.name = name, .edits = std::move(own)});
       }
-      out.prepared.devices.push_back(
-          {.request_names = {req},
-           .pool_name = opts.node,
-           .device_name = d->name,
-           .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)}});
+      out.prepared.devices.push_back({.request_names = {req},
+                                      .pool_name = opts.node,
+                                      .device_name = d->name,
+                                      .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)},
+                                      .admin_access = admin});
     }
   }
   out.cdi.insert(out.cdi.end(), std::make_move_iterator(envs.begin()),
@@ -64,7 +75,7 @@ std::vector<AllocatedDevice> allocationOf(const PreparedClaim& claim) {
   std::vector<AllocatedDevice> out;
   for (const PreparedDevice& d : claim.devices) {
     for (const std::string& r : d.request_names) {
-      out.push_back({.request = r, .device = d.device_name});
+      out.push_back({.request = r, .device = d.device_name, .admin_access = d.admin_access});
     }
   }
   return out;

@@ -27,7 +27,8 @@ json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
   json out = json::array();
   for (const PreparedDevice& d : claim.devices) {
     const NodeDevice* nd = inv.find(d.device_name);
-    if (nd == nullptr) continue;
+    // An admin-access device is the pod's to monitor, never to attach: the CNI must not find it.
+    if (nd == nullptr || d.admin_access) continue;
     out.push_back({{"request", d.request_names.empty() ? "" : d.request_names.front()},
                    {"resourceName", nd->pool},
                    {"pciAddress", nd->device.pci.str()},
@@ -54,11 +55,28 @@ std::set<std::string> reservedPods(const json& claim) {
   return out;
 }
 
+bool ownedByPod(const json& claim) {
+  if (!claim.is_object() || !claim.contains("metadata") || !claim["metadata"].is_object()) {
+    return false;
+  }
+  const json& meta = claim["metadata"];
+  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return false;
+  for (const json& o : meta["ownerReferences"]) {
+    if (o.is_object() && o.value("kind", "") == "Pod" && o.value("apiVersion", "") == "v1" &&
+        o.value("controller", false)) {
+      return true;
+    }
+  }
+  return false;
+}
+
 Status writePodDevices(const fs::path& dir, const std::set<std::string>& pods,
                        const PreparedClaim& claim, const DeviceSnapshot& inv) {
+  json devices = devicesOf(claim, inv);
+  if (devices.empty()) return okStatus();  // nothing the CNI may attach: no record
   const json doc = {
       {"claim", {{"namespace", claim.ref.ns}, {"name", claim.ref.name}, {"uid", claim.ref.uid}}},
-      {"devices", devicesOf(claim, inv)}};
+      {"devices", std::move(devices)}};
   const std::string text = doc.dump(2) + "\n";
   for (const std::string& pod : pods) {
     const fs::path pod_dir = dir / pod;

@@ -30,8 +30,13 @@ namespace rdmanet::dp {
 // core group), each a valid UID. Malformed entries are skipped: the claim is the API server's.
 std::set<std::string> reservedPods(const nlohmann::json& claim);
 
-// Writes the record of `claim` for each of `pods`. Error 5 when a file cannot be written; what
-// was written for other pods stays (removePodDevices removes all of them).
+// Whether a Pod controls the claim (metadata.ownerReferences): one made from a pod's
+// ResourceClaimTemplate, which only that pod ever uses.
+bool ownedByPod(const nlohmann::json& claim);
+
+// Writes the record of `claim` for each of `pods`: its devices still on the node, except those
+// allocated with admin access (none written when that leaves none). Error 5 when a file cannot be
+// written; what was written for other pods stays (removePodDevices removes all of them).
 Status writePodDevices(const std::filesystem::path& dir, const std::set<std::string>& pods,
                        const PreparedClaim& claim, const DeviceSnapshot& inv);
 // Removes every record of the claim, and the pod dirs it leaves empty. Missing is success.

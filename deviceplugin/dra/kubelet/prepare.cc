@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "common/kube/names.h"
 #include "common/os/atomic_file.h"
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/checkpoint_recovery.h"
 #include "deviceplugin/dra/kubelet/claim_allocation.h"
 #include "deviceplugin/dra/kubelet/claim_render.h"
 #include "deviceplugin/dra/kubelet/pod_devices.h"
@@ -50,7 +54,17 @@ RenderOptions ClaimPreparer::renderOptions() const {
 
 Status ClaimPreparer::start() {
   std::lock_guard lk(mu_);
-  RDMANET_RETURN_IF_ERROR(checkpoint_.load());
+  RDMANET_ASSIGN_OR_RETURN(CheckpointRecovery rec, loadOrRecover(checkpoint_));
+  recovery_note_ = rec.note;
+  if (!rec.note.empty()) logger(Component::kKubelet)->error("{}", rec.note);
+  // Without a checkpoint to trust, every spec and record may be a running pod's: the sweeps
+  // wait for the rebuild.
+  rebuild_pending_ = rec.source == CheckpointRecovery::Source::kApi;
+  if (!rebuild_pending_) sweepUnowned();
+  return okStatus();
+}
+
+void ClaimPreparer::sweepUnowned() {
   sweepOrphanSpecs();
   // A daemon killed between creating a spec's or the checkpoint's temp file and its rename left
   // the temp behind (writeFileAtomic's "<file>.rdmanet-tmp.<tid>"), which nothing else removes.
@@ -66,6 +80,61 @@ Status ClaimPreparer::start() {
     for (const auto& [uid, c] : checkpoint_.claims()) prepared.insert(uid);
     sweepPodDevices(opts_.pod_devices_dir, prepared);
   }
+}
+
+bool ClaimPreparer::rebuildPending() const {
+  std::lock_guard lk(mu_);
+  return rebuild_pending_;
+}
+
+std::string ClaimPreparer::recoveryNote() const {
+  std::lock_guard lk(mu_);
+  return recovery_note_;
+}
+
+Status ClaimPreparer::rebuildFromApi(const Deadline& deadline) {
+  // Outside the lock: kubelet's prepares go on meanwhile (they read their claims themselves).
+  RDMANET_ASSIGN_OR_RETURN(std::vector<nlohmann::json> claims, reader_.listClaims(deadline));
+  std::lock_guard lk(mu_);
+  if (!rebuild_pending_) return okStatus();
+  auto log = logger(Component::kKubelet);
+  size_t rebuilt = 0, failed = 0;
+  for (const nlohmann::json& claim : claims) {
+    // The server's JSON: a field of the wrong type is an empty one.
+    const auto meta = [&](const char* key) -> std::string {
+      if (!claim.is_object() || !claim.contains("metadata")) return "";
+      const nlohmann::json& m = claim["metadata"];
+      return m.is_object() && m.contains(key) && m[key].is_string() ? m[key].get<std::string>()
+                                                                    : "";
+    };
+    const ClaimRef ref{.ns = meta("namespace"), .uid = meta("uid"), .name = meta("name")};
+    if (!checkRef(ref).ok() || checkpoint_.find(ref.uid) ||
+        unprepared_before_rebuild_.contains(ref.uid)) {
+      continue;
+    }
+    // Kubelet prepares a claim for the pods it is reserved for; one reserved for none was not
+    // prepared here (or was unprepared already).
+    const std::set<std::string> pods = reservedPods(claim);
+    auto results = ourAllocation(claim, ref, opts_.driver, opts_.node);
+    if (pods.empty() || !results.ok()) continue;
+    auto r = renderClaim(ref, *results, *state_.current().value, renderOptions());
+    if (r.ok()) r->prepared.pod_owned = ownedByPod(claim);
+    Status st = r.ok() ? commit(*r, pods, {}) : Status(r.error());
+    if (st.ok()) {
+      ++rebuilt;
+    } else {
+      ++failed;
+      log->error("claim {}/{} ({}): cannot be prepared again from the API server: {}", ref.ns,
+                 ref.name, ref.uid, st.error().msg);
+    }
+  }
+  rebuild_pending_ = false;
+  unprepared_before_rebuild_.clear();
+  sweepUnowned();
+  recovery_note_ += fmt::format("; rebuilt from the API server: {} claim(s) of this node{}",
+                                rebuilt, failed ? fmt::format(", {} failed", failed) : "");
+  log->warn("prepared-claims checkpoint rebuilt from the API server: {} claim(s), {} failed",
+            rebuilt, failed);
   return okStatus();
 }
 
@@ -129,12 +198,21 @@ Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c
 Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
   RDMANET_RETURN_IF_ERROR(checkRef(ref));
   uint64_t unprepares_at_start = 0;
+  std::optional<Result<PreparedClaim>> answered;
   {
     std::lock_guard lk(mu_);
-    if (const PreparedClaim* c = checkpoint_.find(ref.uid)) return answerFromCheckpoint(*c);
-    InFlight& f = in_flight_[ref.uid];
-    ++f.prepares;
-    unprepares_at_start = f.unprepares;
+    if (const PreparedClaim* c = checkpoint_.find(ref.uid)) {
+      answered = answerFromCheckpoint(*c);
+    } else {
+      InFlight& f = in_flight_[ref.uid];
+      ++f.prepares;
+      unprepares_at_start = f.unprepares;
+    }
+  }
+  if (answered) {
+    // A claim a Pod owns is that pod's alone: no GET for it.
+    if (answered->ok() && !answered->value().pod_owned) addReservedPods(ref, deadline);
+    return std::move(*answered);
   }
   // However this call ends, it is no longer in flight.
   struct Done {
@@ -160,6 +238,14 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
   RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
                            renderClaim(ref, results, *state_.current().value, renderOptions()));
+  r.prepared.pod_owned = ownedByPod(claim);
+  RDMANET_RETURN_IF_ERROR(commit(r, reservedPods(claim), deadline));
+  return std::move(r.prepared);
+}
+
+Status ClaimPreparer::commit(RenderedClaim& r, const std::set<std::string>& pods,
+                             const Deadline& deadline) {
+  const ClaimRef& ref = r.prepared.ref;
   // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
   // the start-up sweep find a spec without an entry by its file name).
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
@@ -170,7 +256,6 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   // The pods' device records (pod_devices.h) go between the two: like the spec, a crash before
   // the checkpoint entry leaves records that the start-up sweep removes (no entry owns them).
   if (!opts_.pod_devices_dir.empty()) {
-    const std::set<std::string> pods = reservedPods(claim);
     r.prepared.pods.assign(pods.begin(), pods.end());
     if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current().value);
         !st.ok()) {
@@ -184,7 +269,61 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
     return st.error();
   }
-  return std::move(r.prepared);
+  return okStatus();
+}
+
+void ClaimPreparer::refreshReservations() {
+  std::vector<ClaimRef> refs;
+  {
+    std::lock_guard lk(mu_);
+    for (const auto& [uid, c] : checkpoint_.claims()) {
+      if (!c.pod_owned) refs.push_back(c.ref);
+    }
+  }
+  for (const ClaimRef& ref : refs) addReservedPods(ref, {});
+}
+
+void ClaimPreparer::addReservedPods(const ClaimRef& ref, const Deadline& deadline) {
+  if (opts_.pod_devices_dir.empty()) return;
+  auto log = logger(Component::kKubelet);
+  // The answer is ready: the read must not make kubelet's call time out.
+  Deadline read = deadline;
+  if (read.at) *read.at -= 2 * kCommitMargin;
+  auto claim = reader_.getClaim(ref.ns, ref.name, read);
+  if (!claim.ok()) {
+    log->warn(
+        "claim {}/{}: cannot read its reservations again ({}); pods added since it was "
+        "prepared have no device record yet",
+        ref.ns, ref.name, claim.error().msg);
+    return;
+  }
+  if (!ourAllocation(*claim, ref, opts_.driver, opts_.node).ok()) return;  // another claim now
+  const std::set<std::string> reserved = reservedPods(*claim);
+  std::lock_guard lk(mu_);
+  const PreparedClaim* c = checkpoint_.find(ref.uid);
+  if (c == nullptr) return;  // unprepared meanwhile
+  std::set<std::string> added;
+  for (const std::string& pod : reserved) {
+    if (std::find(c->pods.begin(), c->pods.end(), pod) == c->pods.end()) added.insert(pod);
+  }
+  if (added.empty()) return;
+  PreparedClaim next = *c;
+  next.pods.insert(next.pods.end(), added.begin(), added.end());
+  std::sort(next.pods.begin(), next.pods.end());
+  // Records first, then the entry that lists them (a crash between leaves records of a
+  // prepared claim, which unprepare removes with the rest).
+  if (auto st = writePodDevices(opts_.pod_devices_dir, added, next, *state_.current().value);
+      !st.ok()) {
+    log->error("claim {}/{}: cannot write the device records of its new pods: {}", ref.ns, ref.name,
+               st.error().msg);
+    return;
+  }
+  if (auto st = checkpoint_.put(std::move(next)); !st.ok()) {
+    log->error("claim {}/{}: {}", ref.ns, ref.name, st.error().msg);
+    return;
+  }
+  log->info("claim {}/{}: device records written for {} pod(s) reserved since it was prepared",
+            ref.ns, ref.name, added.size());
 }
 
 Status ClaimPreparer::unprepare(const ClaimRef& ref) {
@@ -192,6 +331,7 @@ Status ClaimPreparer::unprepare(const ClaimRef& ref) {
     return makeError(ErrorCode::kInvalidConfig, "claim UID is empty or malformed");
   }
   std::lock_guard lk(mu_);
+  if (rebuild_pending_) unprepared_before_rebuild_.insert(ref.uid);
   // A prepare of this claim still reading it must not commit after this: it would leave what
   // this unprepare removes.
   if (auto it = in_flight_.find(ref.uid); it != in_flight_.end()) ++it->second.unprepares;

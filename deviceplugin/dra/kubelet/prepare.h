@@ -23,6 +23,19 @@
 // known, writes again every checkpointed claim's spec that is gone (/var/run/cdi is a tmpfs on most
 // nodes, the checkpoint is not).
 //
+// A claim shared by several pods (status.reservedFor) is prepared once per node: kubelet does not
+// call prepare again for a pod that uses a claim it already prepared. So the pods added since
+// the prepare get their device records from refreshReservations(), which the DRA front runs
+// every few seconds (a new pod's CNI ADD that comes first fails, and kubelet retries it), and
+// from a later prepare of the claim (kubelet's restart), which reads the reservations again
+// within kubelet's deadline. Claims a Pod owns (made from its ResourceClaimTemplate) are never
+// shared and never read again. Results with adminAccess (monitoring
+// access to a device another claim may hold) get their CDI device but no pod record and no
+// pod-info mount: the CNI must never attach them.
+//
+// A corrupt checkpoint (checkpoint_recovery.h) is replaced by its backup, or rebuilt from the API
+// server by rebuildFromApi(); start() skips its sweeps until then (it cannot tell what is owned).
+//
 // Thread-safe: gRPC threads call it concurrently. Claims are serialised around the checkpoint,
 // not around the API GET, so a slow API server does not stall other claims' answers from the
 // checkpoint.
@@ -30,6 +43,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "common/base/result.h"
@@ -54,9 +68,22 @@ class ClaimPreparer {
   // `reader` and `state` must outlive the preparer.
   ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state);
 
-  // Loads the checkpoint and removes the orphaned specs and temp files. An unreadable checkpoint
-  // is an error (5/6/7): starting without it would forget what earlier runs prepared.
+  // Loads the checkpoint (recovering a corrupt one: checkpoint_recovery.h) and removes the
+  // orphaned specs and temp files. Error 5 only when a corrupt checkpoint cannot be moved aside.
   Status start();
+  // Whether start() left the checkpoint to be rebuilt from the API server.
+  bool rebuildPending() const;
+  // Rebuilds a checkpoint start() could not recover: every claim allocated to this driver on this
+  // node and reserved for a pod (kubelet prepared it, or will) is prepared again as prepare()
+  // would, except those prepared or unprepared since start(); then the sweeps start() skipped.
+  // Call once the devices are known. The list's error leaves it pending (call again).
+  Status rebuildFromApi(const Deadline& deadline = {});
+  // Reads every shareable prepared claim's reservations again (one GET each) and writes the
+  // device records of the pods reserved since it was prepared. Failures are logged per claim.
+  void refreshReservations();
+  // What start() and rebuildFromApi() did about a corrupt checkpoint, one line ("" when it was
+  // read as it was): for /readyz. Any thread.
+  std::string recoveryNote() const;
   // Writes again the missing CDI specs of checkpointed claims, from the current DeviceState
   // (call once it holds the node's devices). Failures are logged; the claim stays checkpointed
   // and a later prepare of it tries again.
@@ -75,6 +102,13 @@ class ClaimPreparer {
   void sweepOrphanSpecs();
   Status restoreSpec(const PreparedClaim& c);
   Result<PreparedClaim> answerFromCheckpoint(const PreparedClaim& c);
+  // Writes the spec, the pods' records, then the checkpoint entry; nothing left on failure.
+  // Past `deadline` after the spec is written: nothing left, error 11.
+  Status commit(RenderedClaim& r, const std::set<std::string>& pods, const Deadline& deadline);
+  // The specs, pod records and temp files no checkpoint entry owns.
+  void sweepUnowned();
+  // Without mu_: records the pods `claim` is now reserved for that the entry lacks.
+  void addReservedPods(const ClaimRef& ref, const Deadline& deadline);
 
   struct InFlight {
     int prepares = 0;  // prepares of the claim between their start and their end
@@ -90,6 +124,9 @@ class ClaimPreparer {
   mutable std::mutex mu_;
   ClaimCheckpoint checkpoint_;
   std::map<std::string, InFlight> in_flight_;  // by claim UID
+  bool rebuild_pending_ = false;
+  std::set<std::string> unprepared_before_rebuild_;  // claim UIDs, while rebuild_pending_
+  std::string recovery_note_;
 };
 
 }  // namespace rdmanet::dp

@@ -1,5 +1,6 @@
 #include "common/kube/client.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -108,6 +109,44 @@ TEST_F(ClientTest, ListFiltersByLabelAndFieldSelector) {
   auto by_name = c.list("/api/v1/nodes", {.field_selector = "metadata.name=n3"});
   ASSERT_TRUE(by_name.ok());
   EXPECT_EQ(names(*by_name), (std::vector<std::string>{"n3"}));
+}
+
+TEST_F(ClientTest, AListIsReadInPagesFollowingTheContinueToken) {
+  auto c = client();
+  for (const char* n : {"n1", "n2", "n3"}) ASSERT_TRUE(c.create("/api/v1/nodes", node(n)).ok());
+  auto first = c.list("/api/v1/nodes", {.limit = 2});
+  ASSERT_TRUE(first.ok()) << first.error().msg;
+  ASSERT_EQ((*first)["items"].size(), 2u);
+  const std::string token = (*first)["metadata"].value("continue", "");
+  ASSERT_FALSE(token.empty());
+  auto rest = c.list("/api/v1/nodes", {.limit = 2, .continue_token = token});
+  ASSERT_TRUE(rest.ok()) << rest.error().msg;
+  ASSERT_EQ((*rest)["items"].size(), 1u);
+  EXPECT_EQ((*rest)["items"][0]["metadata"]["name"], "n3");
+  EXPECT_FALSE((*rest)["metadata"].contains("continue"));
+}
+
+// A server that answers more than the cap (a hostile one, or a list grown past all reason) costs
+// the daemon at most the cap in memory, and a clear error; asking again would get the same.
+TEST_F(ClientTest, AnAnswerOverTheSizeCapIsAnErrorNamingTheCapAndIsNotRetried) {
+  KubeClient c(server_.config(),
+               {.retry = {.max_attempts = 4}, .clock = &clock_, .max_response_bytes = 4096});
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(
+        c.create("/api/v1/nodes", node(fmt::format("n{}", i), {{"pad", std::string(60, 'x')}}))
+            .ok());
+  }
+  ASSERT_TRUE(c.get("/api/v1/nodes/n0").ok()) << "one small object is under the cap";
+  auto all = c.list("/api/v1/nodes");
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.error().code, ErrorCode::kKubeApiFailure);
+  EXPECT_NE(all.error().msg.find("larger than the client's cap of 4096 bytes"), std::string::npos)
+      << all.error().msg;
+  EXPECT_TRUE(sleeps().empty()) << "not retried";
+  auto defaults = KubeClient(server_.config());
+  auto fits = defaults.list("/api/v1/nodes");
+  ASSERT_TRUE(fits.ok()) << fits.error().msg;
+  EXPECT_GT(fits->dump().size(), 4096u);
 }
 
 TEST_F(ClientTest, UnsupportedFieldSelectorIsBadRequest) {

@@ -1,5 +1,6 @@
 #include "common/kube/config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -188,12 +189,45 @@ TEST(Base64Test, DecodesWithAndWithoutPaddingAndRejectsGarbage) {
   EXPECT_FALSE(decodeBase64("a").has_value());
 }
 
-TEST(YamlJsonTest, AnchorsResolveAndScalarsStayStrings) {
-  auto j = yamlToJson("base: &b {x: 1, y: true}\ncopy: *b\nlist: [a, 2]\n");
+TEST(YamlJsonTest, ScalarsStayStrings) {
+  auto j = yamlToJson("base: {x: 1, y: true}\nlist: [a, 2]\n");
   ASSERT_TRUE(j.ok()) << j.error().msg;
-  EXPECT_EQ((*j)["copy"]["x"], "1");
-  EXPECT_EQ((*j)["copy"]["y"], "true");
+  EXPECT_EQ((*j)["base"]["x"], "1");
+  EXPECT_EQ((*j)["base"]["y"], "true");
   EXPECT_EQ((*j)["list"][1], "2");
+}
+
+TEST(YamlJsonTest, AnAliasIsRefusedNamingWhereItIs) {
+  auto j = yamlToJson("base: &b {x: 1}\ncopy: *b\n");
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(j.error().msg.find("anchor &b at line 1"), std::string::npos) << j.error().msg;
+  auto alias_only = yamlToJson("copy: *b\n");  // an alias of nothing: refused before the load
+  ASSERT_FALSE(alias_only.ok());
+  EXPECT_NE(alias_only.error().msg.find("alias at line 1 column 7"), std::string::npos)
+      << alias_only.error().msg;
+}
+
+// "Billion laughs": ten levels of ten aliases each would be 10^10 scalars once converted.
+TEST(YamlJsonTest, NestedAliasesAreRefusedBeforeAnyExpansion) {
+  std::string text = "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n";
+  for (int i = 1; i <= 10; ++i) {
+    text += fmt::format("l{}: &l{} [", i, i);
+    for (int k = 0; k < 10; ++k) text += fmt::format("{}*l{}", k ? ", " : "", i - 1);
+    text += "]\n";
+  }
+  auto j = yamlToJson(text);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(j.error().msg.find("anchors and aliases are not accepted"), std::string::npos);
+}
+
+TEST(KubeconfigTest, AKubeconfigWithAnAliasIsRefusedWithAClearError) {
+  const std::string text = std::string(kKubeconfig) + "extra: &u {name: x}\nmore: *u\n";
+  auto c = parseKubeconfig(text, "/etc/kube");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(c.error().msg.find("YAML anchor &u"), std::string::npos) << c.error().msg;
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 // The daemon has many threads (gRPC, the loop, the slice worker), so strace is attached to the
 // running daemon just before the call (and a prepare answered from the checkpoint shows when its
 // tracing is live), and only the calls on the CDI dir and the checkpoint count as kill points:
-// openat that creates, write, flock, fchmod, fsync, rename and unlink there (-y names each fd's
-// path). The N-th call of a syscall is counted from the attach; the calls of other threads in the
-// window (a gRPC wake-up's write) can shift it, so each run checks where it died, and the table
+// openat that creates, write, flock, fchmod, fsync, rename, unlink and link there (-y names each
+// fd's path). The N-th call of a syscall is counted from the attach; the calls of other threads in
+// the window (a gRPC wake-up's write) can shift it, so each run checks where it died, and the table
 // says which points were reached.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -46,10 +46,11 @@ struct KillPoint {
   std::string call;  // the syscall and the file it works on, for the table
 };
 
-const std::set<std::string> kStateChanging = {"openat", "write",  "flock", "fchmod",
-                                              "fsync",  "rename", "unlink"};
+const std::set<std::string> kStateChanging = {"openat", "write",  "flock",  "fchmod",
+                                              "fsync",  "rename", "unlink", "link"};
 // Plus the stat of a checkpointed claim's spec, which tells when tracing is live (attach()).
-const std::string kTraced = "openat,write,flock,fchmod,fsync,rename,unlink,newfstatat,statx";
+// link: the checkpoint's backup is a hard link of it (claim_checkpoint.h).
+const std::string kTraced = "openat,write,flock,fchmod,fsync,rename,unlink,link,newfstatat,statx";
 
 class DraCrashTest : public DraBinaryTest {
  protected:
@@ -193,15 +194,18 @@ class DraCrashTest : public DraBinaryTest {
     return last;
   }
 
-  // What the claim left: files in the CDI dir and the checkpoint dir (the checkpoint itself
-  // aside) and the checkpoint's entries.
+  // What the claim left: files in the CDI dir and the checkpoint dir (the checkpoint itself and
+  // its backup, the previous good checkpoint kept on purpose, aside) and the checkpoint's
+  // entries.
   std::vector<std::string> leftovers() const {
     std::vector<std::string> left;
     for (const auto& f : filesUnder(cdi_dir_)) {
       if (f != claimSpecFileName(warm_uid_)) left.push_back("cdi/" + f);
     }
     for (const auto& f : filesUnder(checkpointDir())) {
-      if (f != "checkpoint.json" && !f.ends_with(".sock")) left.push_back("plugins/" + f);
+      if (f != "checkpoint.json" && f != "checkpoint.json.backup" && !f.ends_with(".sock")) {
+        left.push_back("plugins/" + f);
+      }
     }
     const json ckpt = readJson(checkpointDir() / "checkpoint.json");
     if (!ckpt.is_discarded() && ckpt.contains("claims")) {

@@ -11,13 +11,15 @@
 //   /api/v1/nodes[/NAME]                                         GET, list, POST, PUT, DELETE
 //   /apis/resource.k8s.io/v1/resourceslices[/NAME]               the same
 //   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims[/NAME] the same
+//   /apis/resource.k8s.io/v1/resourceclaims                      list, across namespaces
 // - metadata.uid, resourceVersion (one counter for the whole store), creationTimestamp,
 //   generateName; a PUT whose resourceVersion differs from the stored one is 409 Conflict, a
 //   POST of an existing name 409 AlreadyExists, a missing object 404 NotFound, all as
 //   metav1.Status bodies;
 // - fieldSelector (=, ==, != on the fields the real server indexes: metadata.name and, for
 //   ResourceSlices, spec.nodeName, spec.driver, spec.pool.name; others are 400) and
-//   labelSelector (=, ==, !=, key, !key);
+//   labelSelector (=, ==, !=, key, !key); `limit` and `continue` page a list (the token is
+//   opaque to clients; here the index of the next item);
 // - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
 //   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid;
 // - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
@@ -83,6 +85,8 @@ function route(pathname) {
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/(resourceclaims)(?:\/([^/]+))?$/);
   if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
+  m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/(resourceclaims)$/);
+  if (m) return {resource: m[1], ns: '', name: '', allNamespaces: true};
   return null;
 }
 
@@ -153,17 +157,23 @@ function handleApi(req, res, url, body) {
     if (bad) return status(res, 400, 'BadRequest', `field label not supported: ${bad.key}`);
     const items = [];
     for (const [sk, o] of store) {
-      if (!sk.startsWith(`${r.resource}/${r.ns}/`)) continue;
+      if (!sk.startsWith(r.allNamespaces ? `${r.resource}/` : `${r.resource}/${r.ns}/`)) continue;
       const labels = o.metadata.labels || {};
       if (!matches(fs, (f) => String(fieldValue(o, f)), () => true)) continue;
       if (!matches(ls, (l) => labels[l], (l) => l in labels)) continue;
       const {kind, apiVersion, ...rest} = o;  // list items carry no TypeMeta
       items.push(rest);
     }
-    items.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    return send(res, 200, {kind: `${k.kind}List`, apiVersion: k.apiVersion,
-      metadata: {resourceVersion: String(rv)}, items});
+    items.sort((a, b) => (a.metadata.namespace || '').localeCompare(b.metadata.namespace || '') ||
+        a.metadata.name.localeCompare(b.metadata.name));
+    const limit = Number(url.searchParams.get('limit') || 0);
+    const from = Number(url.searchParams.get('continue') || 0);
+    const page = limit > 0 ? items.slice(from, from + limit) : items.slice(from);
+    const metadata = {resourceVersion: String(rv)};
+    if (limit > 0 && from + limit < items.length) metadata.continue = String(from + limit);
+    return send(res, 200, {kind: `${k.kind}List`, apiVersion: k.apiVersion, metadata, items: page});
   }
+  if (r.allNamespaces) return status(res, 405, 'MethodNotAllowed', `${req.method} is not allowed on ${url.pathname}`);
   if (req.method === 'GET') {
     const o = store.get(key(r.name));
     return o ? send(res, 200, o) : notFound(res, r, r.name);

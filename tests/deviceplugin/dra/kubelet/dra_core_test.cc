@@ -12,6 +12,7 @@
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "deviceplugin/dra/kubelet/claim_allocation.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
+#include "deviceplugin/dra/kubelet/claim_render.h"
 #include "deviceplugin/dra/node_devices.h"
 #include "tests/deviceplugin/dra/kubelet/cdi_runtime.h"
 #include "tests/deviceplugin/test_node.h"
@@ -220,6 +221,52 @@ TEST(ClaimCheckpointTest, AnUnreadableCheckpointIsAnErrorNotAnEmptyOne) {
   std::ofstream(dir / "checkpoint.json") << "not json";
   EXPECT_FALSE(c.load().ok());
   fs::remove_all(dir);
+}
+
+TEST(ClaimAllocationTest, AnAdminAccessResultIsMarkedAsSuch) {
+  json c = claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2"),
+                         result("mon", "rdma.rdmanet.io", "node-a", "0000-17-00-3")});
+  c["status"]["allocation"]["devices"]["results"][1]["adminAccess"] = true;
+  auto r = ourAllocation(c, kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_FALSE((*r)[0].admin_access);
+  EXPECT_TRUE((*r)[1].admin_access);
+}
+
+// Admin access (a monitoring pod's view of a device another pod may hold) brings the device's
+// char devices, but not the pod-info dir the CNI fills for the pod it attaches the device to.
+TEST(ClaimRenderTest, AnAdminAccessResultGetsItsDeviceNodesButNoPodInfo) {
+  TestNode node;
+  PluginConfig cfg = defaultConfig();
+  for (PoolConfig& p : cfg.pools) {
+    if (p.mode == PoolMode::kVf) p.pod_info_dir = "/run/rdmanet/pod-info";
+  }
+  DeviceSnapshot inv{.pools = buildPools(cfg, node.inventory())};
+  inv.devices = nodeDevices(inv.pools);
+  const std::string dev = dra::pciDeviceName(node.vf(0, 1));
+  const RenderOptions opts{.driver = "rdma.rdmanet.io", .node = "node-a", .cdi_dir = "/run/cdi"};
+  auto normal = renderClaim(kRef, {{.request = "nic", .device = dev}}, inv, opts);
+  auto admin =
+      renderClaim(kRef, {{.request = "nic", .device = dev, .admin_access = true}}, inv, opts);
+  ASSERT_TRUE(normal.ok()) << normal.error().msg;
+  ASSERT_TRUE(admin.ok()) << admin.error().msg;
+  ASSERT_EQ(normal->cdi.size(), 2u);  // the device's, and the request's env
+  ASSERT_EQ(admin->cdi.size(), 2u);
+  EXPECT_FALSE(normal->cdi[0].edits.mounts.empty()) << "the pool has a podInfoDir";
+  EXPECT_TRUE(admin->cdi[0].edits.mounts.empty());
+  EXPECT_EQ(admin->cdi[0].edits.devices, normal->cdi[0].edits.devices);
+  auto podInfoEnv = [](const RenderedClaim& r) {
+    return std::count_if(r.cdi[1].edits.envs.begin(), r.cdi[1].edits.envs.end(),
+                         [](const auto& kv) { return kv.first.ends_with("_POD_INFO"); });
+  };
+  EXPECT_EQ(podInfoEnv(*normal), 1);
+  EXPECT_EQ(podInfoEnv(*admin), 0);
+  EXPECT_EQ(admin->cdi[1].edits.envs.at("PCIDEVICE_RDMA_VF"), node.vf(0, 1).str());
+  ASSERT_EQ(admin->prepared.devices.size(), 1u);
+  EXPECT_TRUE(admin->prepared.devices[0].admin_access);
+  // The checkpoint keeps it, so a spec rendered again after a reboot is the same.
+  EXPECT_TRUE(allocationOf(admin->prepared)[0].admin_access);
 }
 
 }  // namespace

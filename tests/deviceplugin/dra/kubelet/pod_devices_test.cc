@@ -84,5 +84,25 @@ TEST(PodDevicesTest, TheStartSweepKeepsOnlyPreparedClaimsRecords) {
   EXPECT_FALSE(fs::exists(dir / kPodB));
 }
 
+TEST(PodDevicesTest, AdminAccessDevicesAreNeverRecordedForTheCni) {
+  sim::TempDir tmp;
+  const fs::path dir = tmp.path();
+  // The claim's only device on the node is held with admin access: nothing the CNI may attach.
+  PreparedClaim admin = claim("u-admin");
+  admin.devices[0].admin_access = true;
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, admin, snapshot()).ok());
+  EXPECT_FALSE(fs::exists(dir / kPodA / "u-admin.json"));
+  // Beside an ordinary result of the same device, only the ordinary one is recorded.
+  PreparedClaim both = claim("u-both");
+  both.devices.push_back({.request_names = {"mon"},
+                          .pool_name = "node-1",
+                          .device_name = "pci-0000-81-10-2",
+                          .admin_access = true});
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, both, snapshot()).ok());
+  const json rec = read(dir / kPodA / "u-both.json");
+  ASSERT_EQ(rec["devices"].size(), 1u);
+  EXPECT_EQ(rec["devices"][0]["request"], "nic");
+}
+
 }  // namespace
 }  // namespace rdmanet::dp
