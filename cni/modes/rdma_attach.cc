@@ -9,6 +9,7 @@
 
 #include "cni/state/state_store.h"
 #include "common/inventory/rdma.h"
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 
 namespace rdmanet::cni {
@@ -145,7 +146,7 @@ Status writeDeviceInfo(const std::string& path, const nlohmann::json& doc) {
   std::error_code ec;
   const std::filesystem::path p(path);
   std::filesystem::create_directories(p.parent_path(), ec);
-  return writeFileAtomic(p, doc.dump(2), kCniWrite);
+  return writeFileAtomic(p, dumpJson(doc, 2), kCniWrite);
 }
 
 }  // namespace rdmanet::cni

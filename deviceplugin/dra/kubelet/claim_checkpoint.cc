@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
 
@@ -63,8 +64,9 @@ Status ClaimCheckpoint::load() {
   }
   try {
     if (j.at("version").get<int>() != kVersion) {
-      return makeError(ErrorCode::kInvalidConfig,
-                       fmt::format("{}: unknown version {}", file_.string(), j["version"].dump()));
+      return makeError(
+          ErrorCode::kInvalidConfig,
+          fmt::format("{}: unknown version {}", file_.string(), dumpJson(j["version"])));
     }
     std::map<std::string, PreparedClaim> claims;
     for (const auto& [uid, c] : j.at("claims").items()) claims[uid] = fromJson(uid, c);
@@ -83,7 +85,7 @@ const PreparedClaim* ClaimCheckpoint::find(const std::string& uid) const {
 Status ClaimCheckpoint::save(const std::map<std::string, PreparedClaim>& claims) const {
   json all = json::object();
   for (const auto& [uid, c] : claims) all[uid] = toJson(c);
-  return writeFileAtomic(file_, json{{"version", kVersion}, {"claims", all}}.dump(1) + "\n");
+  return writeFileAtomic(file_, dumpJson(json{{"version", kVersion}, {"claims", all}}, 1) + "\n");
 }
 
 Status ClaimCheckpoint::put(PreparedClaim claim) {
