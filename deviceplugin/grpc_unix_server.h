@@ -2,8 +2,9 @@
 // Serving gRPC services on a unix socket in the kubelet dir, as every kubelet-facing server here
 // does (the device-plugin endpoints, the DRA registration and plugin sockets): the socket path
 // length checked (gRPC only logs it), a stale file replaced, the socket 0600 (only kubelet, as
-// root, talks to it), few pollers (a handful of calls per pod start). The directory must exist:
-// callers decide whether a vanished kubelet directory is waited for.
+// root, talks to it), few pollers (a handful of calls per pod start), and a handler that throws
+// logged by its method (gRPC answers it UNKNOWN and goes on). The directory must exist: callers
+// decide whether a vanished kubelet directory is waited for.
 
 #include <grpcpp/grpcpp.h>
 

@@ -46,8 +46,4 @@ Result<json> parseJson(std::string_view text, const JsonLimits& limits) {
   }
 }
 
-std::string dumpJson(const json& j, int indent) {
-  return j.dump(indent, ' ', false, json::error_handler_t::replace);
-}
-
 }  // namespace rdmanet::cni

@@ -1,6 +1,7 @@
 #pragma once
 // Parsing and printing the CNI's JSON within its limits. Typed access to the parsed document is
-// common/json/json_access.h (error 7 naming the key), re-exported here for the CNI's readers.
+// common/json/json_access.h (error 7 naming the key), re-exported here for the CNI's readers, like
+// common/json/json_dump.h for its writers.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "cni/conf/limits.h"
 #include "common/base/result.h"
 #include "common/json/json_access.h"
+#include "common/json/json_dump.h"
 
 namespace rdmanet::cni {
 
@@ -21,7 +23,7 @@ using json = nlohmann::json;
 // (checked while parsing: a too-deep document is never built).
 Result<json> parseJson(std::string_view text, const JsonLimits& limits = kConfigLimits);
 
-// JSON text of `j` compact, with invalid UTF-8 replaced (never throws).
-std::string dumpJson(const json& j, int indent = -1);
+// JSON text, invalid UTF-8 replaced (never throws): the one helper of common/json.
+using rdmanet::dumpJson;
 
 }  // namespace rdmanet::cni

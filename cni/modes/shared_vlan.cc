@@ -48,7 +48,7 @@ Result<int> acquireSharedVlan(PluginDeps& deps, const SharedVlanSpec& spec) {
                        fmt::format("host VLAN device {} already maps every priority to PCP {}, "
                                    "not {}: networks on one VLAN must agree on the lossless "
                                    "priority",
-                                   name, doc["pcp"].dump(), spec.pcp));
+                                   name, dumpJson(doc["pcp"]), spec.pcp));
     }
     ifindex = existing->ifindex;
     if (doc_opt.has_value() == false) doc["created"] = false;  // an admin's device: keep it

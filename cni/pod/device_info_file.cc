@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "cni/state/state_store.h"
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/confined_path.h"
 
@@ -13,7 +14,7 @@ Status writeDeviceInfo(const std::string& root, const std::string& path,
                        const nlohmann::json& doc) {
   RDMANET_ASSIGN_OR_RETURN(ConfinedFile where, resolveConfinedFile(root, path, true));
   // Through the held directory: a component swapped for a symlink since changes nothing.
-  return writeFileAtomic(where.viaFd(), doc.dump(2), kCniWrite);
+  return writeFileAtomic(where.viaFd(), dumpJson(doc, 2), kCniWrite);
 }
 
 int removeDeviceInfo(const std::string& root, const std::string& path, bool file_too) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cni/state/state_store.h"
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/confined_path.h"
 
@@ -86,7 +87,7 @@ std::string podInfoEnv(const nlohmann::json& info) {
   for (const auto& [key, var] : kVars) {
     auto it = info.find(key);
     if (it == info.end()) continue;
-    const std::string v = it->is_string() ? it->get<std::string>() : it->dump();
+    const std::string v = it->is_string() ? it->get<std::string>() : dumpJson(*it);
     if (plainValue(v)) out += fmt::format("{}={}\n", var, v);
   }
   return out;
@@ -100,7 +101,8 @@ Status writePodInfo(const std::string& root, const std::string& dir, const nlohm
   const fs::path d = fmt::format("/proc/self/fd/{}", held.get());
   // Read by the pod's containers, whatever their user; written as the store's files are.
   constexpr AtomicWriteOptions kReadable{.mode = 0644, .durable = kCniWrite.durable};
-  RDMANET_RETURN_IF_ERROR(writeFileAtomic(d / kPodInfoJsonFile, info.dump(2) + "\n", kReadable));
+  RDMANET_RETURN_IF_ERROR(
+      writeFileAtomic(d / kPodInfoJsonFile, dumpJson(info, 2) + "\n", kReadable));
   return writeFileAtomic(d / kPodInfoEnvFile, podInfoEnv(info), kReadable);
 }
 

@@ -36,6 +36,9 @@ class SysfsObserver {
  public:
   virtual ~SysfsObserver() = default;
   virtual void onSysfsOp(SysfsOp op, std::string_view abs) = 0;
+  // A name discovery found under `dir` and refused (common/inventory: not printable ASCII), so
+  // that whoever runs the scan can say so; the name is raw bytes. Nothing by default.
+  virtual void onRefusedName(std::string_view /*dir*/, std::string_view /*name*/) {}
 };
 
 class Sysfs {
@@ -69,6 +72,11 @@ class Sysfs {
   // The in-tree path of `abs` with every link on the way followed, as realpath(3) gives it;
   // nullopt if it does not exist or resolves outside the root.
   std::optional<std::string> canonical(std::string_view abs) const;
+  // Tells the observer, if any, that discovery refused `name` found under `dir` (no filesystem
+  // operation: the listing that found it was one).
+  void refused(std::string_view dir, std::string_view name) const {
+    if (observer_ != nullptr) observer_->onRefusedName(dir, name);
+  }
 
  private:
   void seen(SysfsOp op, std::string_view abs) const {

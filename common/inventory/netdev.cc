@@ -64,17 +64,25 @@ std::optional<PciAddress> owningFunction(const Sysfs& sysfs, const std::string& 
 
 }  // namespace
 
+bool isPrintableAsciiName(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c < '\x7f'; });
+}
+
 bool isValidIfName(std::string_view name) {
   if (name.empty() || name.size() > 15 || name == "." || name == "..") return false;
-  return std::none_of(name.begin(), name.end(), [](char c) {
-    return c == '/' || c == ':' || c == '\0' || c == ' ' || (c >= '\t' && c <= '\r');
-  });
+  // Printable ASCII has no whitespace or NUL, the kernel's other refusals.
+  return isPrintableAsciiName(name) && name.find_first_of("/:") == std::string_view::npos;
 }
 
 std::vector<std::string> netdevNamesOf(const Sysfs& sysfs, const PciAddress& addr) {
   std::vector<std::string> names;
-  for (auto& n : sysfs.list(fmt::format("/sys/bus/pci/devices/{}/net", addr.str()))) {
-    if (isValidIfName(n)) names.push_back(std::move(n));
+  const std::string dir = fmt::format("/sys/bus/pci/devices/{}/net", addr.str());
+  for (auto& n : sysfs.list(dir)) {
+    if (isValidIfName(n)) {
+      names.push_back(std::move(n));
+    } else {
+      sysfs.refused(dir, n);
+    }
   }
   return names;  // Sysfs::list sorts
 }
@@ -106,7 +114,11 @@ Result<Netdev> readNetdev(const Sysfs& sysfs, const std::string& name) {
 std::vector<std::string> listNetdevs(const Sysfs& sysfs) {
   std::vector<std::string> names;
   for (auto& n : sysfs.list("/sys/class/net")) {
-    if (isValidIfName(n)) names.push_back(std::move(n));
+    if (isValidIfName(n)) {
+      names.push_back(std::move(n));
+    } else {
+      sysfs.refused("/sys/class/net", n);
+    }
   }
   return names;
 }

@@ -31,7 +31,8 @@ struct Netdev {
 };
 
 // Netdev names under a function's net/ directory, sorted. Empty for a function with no netdev
-// (a VF bound to vfio-pci, a PF whose netdev was moved away).
+// (a VF bound to vfio-pci, a PF whose netdev was moved away). Names that are not valid
+// (isValidIfName) are left out and reported to the Sysfs observer, here and in listNetdevs().
 std::vector<std::string> netdevNamesOf(const Sysfs& sysfs, const PciAddress& addr);
 // All netdevs of a function.
 std::vector<Netdev> netdevsOf(const Sysfs& sysfs, const PciAddress& addr);
@@ -41,7 +42,17 @@ Result<Netdev> readNetdev(const Sysfs& sysfs, const std::string& name);
 // Names in /sys/class/net, sorted.
 std::vector<std::string> listNetdevs(const Sysfs& sysfs);
 
-// Kernel interface-name rule: 1..15 bytes, not "." or "..", no '/', ':' or whitespace.
+// Whether a name the kernel gave is one rdmanet takes: printable ASCII only (0x21-0x7e). The
+// kernel allows any other byte in a netdev name but '/', ':' and whitespace (and nearly any in
+// an RDMA device's), and a pod with NET_ADMIN can leave such a name on the host: a VF it renamed
+// comes back with that name when the pod's netns goes. Such a name is not valid UTF-8 or holds
+// control characters, and would end up in logs, JSON (ResourceSlices, device-info and CDI files)
+// and Kubernetes attribute values, which cannot carry it: discovery refuses it (the device is
+// seen without that netdev or RDMA device), and tells the Sysfs observer (onRefusedName).
+bool isPrintableAsciiName(std::string_view name);
+
+// An interface name rdmanet handles: the kernel's rule (1..15 bytes, not "." or "..", no '/',
+// ':' or whitespace) and printable ASCII (isPrintableAsciiName).
 bool isValidIfName(std::string_view name);
 
 }  // namespace rdmanet

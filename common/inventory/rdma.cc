@@ -16,10 +16,11 @@ namespace {
 constexpr std::string_view kClassIb = "/sys/class/infiniband";
 constexpr std::string_view kZeroGid = "0000:0000:0000:0000:0000:0000:0000:0000";
 
-// IB_DEVICE_NAME_MAX is 64; names end up in paths, so no '/' and no dot names.
+// IB_DEVICE_NAME_MAX is 64; names end up in paths, so no '/' and no dot names; and printable
+// ASCII (netdev.h, isPrintableAsciiName), as `rdma dev set NAME name NEW` takes any other byte.
 bool isValidRdmaName(std::string_view name) {
   return !name.empty() && name.size() < 64 && name != "." && name != ".." &&
-         name.find('/') == std::string_view::npos;
+         name.find('/') == std::string_view::npos && isPrintableAsciiName(name);
 }
 
 std::optional<int> parseInt(std::string_view s) {
@@ -117,7 +118,11 @@ void sortByName(std::vector<RdmaDevice>& devs) {
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs) {
   std::vector<std::string> names;
   for (auto& n : sysfs.list(kClassIb)) {
-    if (isValidRdmaName(n)) names.push_back(std::move(n));
+    if (isValidRdmaName(n)) {
+      names.push_back(std::move(n));
+    } else {
+      sysfs.refused(kClassIb, n);
+    }
   }
   return names;
 }
@@ -224,7 +229,10 @@ std::vector<RdmaDevice> RdmaReader::under(const PciAddress& fn) {
   // Hardware devices sit under the function, even if their class link is missing.
   const std::string under = fmt::format("/sys/bus/pci/devices/{}/infiniband", fn.str());
   for (const auto& name : sysfs_.list(under)) {  // sorted
-    if (!isValidRdmaName(name)) continue;
+    if (!isValidRdmaName(name)) {
+      sysfs_.refused(under, name);
+      continue;
+    }
     const std::string cls = fmt::format("{}/{}", kClassIb, name);
     RdmaDevice d = readAt(sysfs_.exists(cls) ? cls : fmt::format("{}/{}", under, name), name);
     d.pci = fn;

@@ -67,7 +67,9 @@ struct RdmaReadOptions {
   bool gids = true;  // false: ports come with no GIDs
 };
 
-// Names in /sys/class/infiniband, sorted.
+// Names in /sys/class/infiniband, sorted. Names that are not valid (empty, 64 bytes or more,
+// "." or "..", a '/', or not printable ASCII: netdev.h, isPrintableAsciiName) are left out and
+// reported to the Sysfs observer, here and in RdmaReader::under().
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
 
 // Reads RDMA devices for one pass over the node (a scan, a rescan, one CNI call).

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/json/json_dump.h"
 #include "common/kube/api_error.h"
 #include "common/kube/curl_library.h"
 
@@ -191,7 +192,7 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
   }
   // Without libcurl (or a handle) no attempt can succeed: fail now rather than retry.
   if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
-  const std::string payload = body != nullptr ? body->dump() : std::string();
+  const std::string payload = body != nullptr ? dumpJson(*body) : std::string();
   const std::string url = config_.server + path;
   const bool is_post = std::string_view(method) == "POST";
   auto next_backoff = options_.retry.initial_backoff;

@@ -1,17 +1,23 @@
 #include "common/os/worker.h"
 
 #include <condition_variable>
+#include <cstdio>
+#include <exception>
 #include <mutex>
+#include <string>
 
 namespace rdmanet {
 
 // What the thread shares with its owner: the thread holds it too, so an abandoned thread never
 // touches a destroyed Worker.
 struct Worker::Shared {
-  Shared(const Clock& c, Job j, std::optional<Clock::time_point> first)
-      : clock(c), job(std::move(j)), next(first) {}
+  Shared(const Clock& c, Job j, std::optional<Clock::time_point> first, OnError e)
+      : clock(c), job(std::move(j)), on_error(std::move(e)), next(first) {}
+  // One run of the job; a throw is reported and turns into a retry kRetryAfterThrow later.
+  std::optional<Clock::time_point> runJob();
   const Clock& clock;
   const Job job;
+  const OnError on_error;
   std::mutex mu;
   std::condition_variable cv;
   std::optional<Clock::time_point> next;  // guarded by mu
@@ -20,14 +26,36 @@ struct Worker::Shared {
   std::atomic<bool> quit{false};          // written under mu, so no wait misses it
 };
 
-Worker::Worker(const Clock& clock, Job job, std::optional<Clock::time_point> first_run)
-    : shared_(std::make_shared<Shared>(clock, std::move(job), first_run)),
+Worker::Worker(const Clock& clock, Job job, std::optional<Clock::time_point> first_run,
+               OnError on_error)
+    : shared_(std::make_shared<Shared>(clock, std::move(job), first_run, std::move(on_error))),
       thread_([s = shared_] { run(*s); }) {}
 
 Worker::~Worker() {
   if (joined_) return;
   requestStop();
   thread_.join();
+}
+
+std::optional<Clock::time_point> Worker::Shared::runJob() {
+  std::string what;
+  try {
+    return job(quit);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "an exception that is not a std::exception";
+  }
+  try {
+    if (on_error) {
+      on_error(what);
+    } else {
+      (void)std::fprintf(stderr, "rdmanet: a background job threw: %s\n", what.c_str());
+    }
+  } catch (...) {  // a reporter that throws in turn must not end the thread either
+  }
+  if (quit) return std::nullopt;  // the thread ends: no clock reads past this point
+  return clock.now() + kRetryAfterThrow;
 }
 
 void Worker::run(Shared& s) {
@@ -39,7 +67,7 @@ void Worker::run(Shared& s) {
     if (s.quit) break;
     s.woken = false;
     lk.unlock();
-    std::optional<Clock::time_point> next = s.job(s.quit);
+    std::optional<Clock::time_point> next = s.runJob();
     lk.lock();
     s.next = next;
   }

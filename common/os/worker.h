@@ -14,6 +14,11 @@
 //   exit, which a FakeClock does not move. A thread still running then is abandoned (detached).
 //   Everything it uses must then be its own: the job and what it captures are kept alive by the
 //   thread, and once the quit flag is set the thread no longer reads the clock.
+// - A job that throws does not end the thread, nor the process: the exception is caught, handed
+//   to the worker's `on_error` (its what(); stderr when there is none), and the job runs again
+//   kRetryAfterThrow later on the clock, or at the next wake(). One bad input (a name a tenant
+//   chose, an attribute that does not parse) then costs a log line per retry, not a crash-loop
+//   of the whole daemon.
 // - The destructor stops the worker and waits for the thread without bound, unless join() or
 //   abandonment already ended it.
 //
@@ -24,6 +29,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "common/base/clock.h"
@@ -33,10 +39,15 @@ namespace rdmanet {
 class Worker {
  public:
   using Job = std::function<std::optional<Clock::time_point>(const std::atomic<bool>& quit)>;
+  // Told what a throwing run threw, on the worker's thread. Like the job, it must not use
+  // anything an abandoned thread could outlive.
+  using OnError = std::function<void(std::string_view what)>;
+  static constexpr std::chrono::seconds kRetryAfterThrow{1};
 
   // Starts the thread. The first run comes with the first wake(), or at `first_run` on `clock`
   // if that is sooner. `clock` must outlive the thread's last wait (see above).
-  Worker(const Clock& clock, Job job, std::optional<Clock::time_point> first_run = std::nullopt);
+  Worker(const Clock& clock, Job job, std::optional<Clock::time_point> first_run = std::nullopt,
+         OnError on_error = {});
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

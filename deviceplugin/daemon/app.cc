@@ -169,17 +169,24 @@ int runDevicePlugin(int argc, const char* const* argv) {
   }
   std::unique_ptr<HttpServer> http;
   if (!flags->metrics_addr.empty() && flags->metrics_addr != "off") {
-    auto srv = HttpServer::start(flags->metrics_addr, [&](const std::string& path) {
-      return probeResponse(
-          path,
-          {.metrics = metrics,
-           .doctor = doctor.get(),
-           .pods = pods.get(),
-           .heartbeat_age = clock.now() - daemon.heartbeat(),
-           .front_metrics = dra.slices ? renderSliceMetrics(dra.slices->status()) : std::string(),
-           .ready = daemon.ready(),
-           .ready_note = dra.front ? dra.front->recoveryNote() : std::string()});
-    });
+    // The probes are answered on the server's thread at once; /metrics is rendered on its own,
+    // shared by the scrapes that come together, and capped (http_server.h).
+    HttpLimits limits = kHttpLimits;
+    limits.render_max_age = flags->metrics_max_age;
+    auto srv = HttpServer::start(
+        flags->metrics_addr,
+        [&](const std::string& path) {
+          return probeResponse(
+              path, {.metrics = metrics,
+                     .doctor = doctor.get(),
+                     .pods = pods.get(),
+                     .heartbeat_age = clock.now() - daemon.heartbeat(),
+                     .front_metrics =
+                         dra.slices ? renderSliceMetrics(dra.slices->status()) : std::string(),
+                     .ready = daemon.ready(),
+                     .ready_note = dra.front ? dra.front->recoveryNote() : std::string()});
+        },
+        {"/metrics"}, limits);
     if (!srv.ok()) {
       logger(Component::kMetrics)->error("{}", srv.error().msg);
       return srv.error().code == ErrorCode::kInvalidConfig ? 1 : 2;
@@ -189,8 +196,8 @@ int runDevicePlugin(int argc, const char* const* argv) {
   }
   const Status st = daemon.run();
   // Shutdown: the workers are all told to stop before any of them is waited for (in the
-  // destructors below), so that their waits overlap instead of adding up: civetweb's stop alone
-  // takes up to 2 s (its poll period), a doctor run up to DoctorRunner::kStopGrace.
+  // destructors below), so that their waits overlap instead of adding up: the HTTP server's
+  // stop waits for a /metrics render in progress, a doctor run up to DoctorRunner::kStopGrace.
   if (doctor) doctor->requestStop();
   if (dra.slice_client) dra.slice_client->cancel();
   if (!st.ok()) {

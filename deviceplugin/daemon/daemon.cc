@@ -41,7 +41,7 @@ Result<std::string> readConfigText(const fs::path& p) {
 Daemon::Daemon(DaemonOptions opts, PluginConfig config, DaemonDeps deps)
     : opts_(std::move(opts)),
       deps_(std::move(deps)),
-      sysfs_(opts_.sysfs_root),
+      sysfs_(opts_.sysfs_root, &refused_names_),
       core_(sysfs_, std::move(config),
             deps_.links ? VfTableReader([links = deps_.links.get()](const std::string& pf) {
               return links->vfLinkStates(pf);

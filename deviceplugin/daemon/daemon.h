@@ -35,6 +35,7 @@
 #include "common/base/sysfs.h"
 #include "common/os/watch.h"
 #include "deviceplugin/daemon/link_source.h"
+#include "deviceplugin/daemon/refused_names.h"
 #include "deviceplugin/front/front.h"
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/node_pools.h"
@@ -98,6 +99,7 @@ class Daemon {
 
   DaemonOptions opts_;
   DaemonDeps deps_;
+  RefusedNameLog refused_names_;  // before sysfs_, which reports to it
   Sysfs sysfs_;
   NodePools core_;
 

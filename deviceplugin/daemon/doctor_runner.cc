@@ -153,7 +153,10 @@ DoctorRunner::DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink, con
           clock,
           [job = std::make_shared<Job>(state_, opts, std::move(netlink), clock)](
               const std::atomic<bool>& quit) { return (*job)(quit); },
-          firstRun(opts, clock)) {}
+          firstRun(opts, clock),
+          [](std::string_view what) {
+            logger(Component::kDoctor)->error("the periodic doctor threw: {}", what);
+          }) {}
 
 void DoctorRunner::requestStop() {
   if (stop_requested_) return;

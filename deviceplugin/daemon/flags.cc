@@ -109,6 +109,13 @@ void defineFlags(CLI::App& app, Flags& f) {
   app.add_option("--metrics-addr", f.metrics_addr,
                  "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
       ->type_name("ADDR");
+  app.add_option_function<std::string>(
+         "--metrics-max-age", [&f](const std::string& v) { f.metrics_max_age = *parseDuration(v); },
+         "a /metrics render serves every scrape that arrives within D of its\n"
+         "start, so scrapes that come together cost one render; 0: only those\n"
+         "that wait for it (default 1s)")
+      ->type_name("D")
+      ->check(durationValidator());
   app.add_option("--log-level", f.log_level,
                  "trace, debug, info, warn, error or off (default info)")
       ->type_name("LEVEL")

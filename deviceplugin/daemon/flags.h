@@ -23,6 +23,8 @@ struct Flags {
   // The CNI's attachment state, the source of the rdmanet_pod_* series; "off": none.
   std::string cni_state_dir = "/var/lib/cni/rdmanet";
   std::string metrics_addr = ":9109";  // "" or "off": no metrics server
+  // A /metrics render serves the scrapes that arrive within this of its start (http_server.h).
+  std::chrono::milliseconds metrics_max_age{std::chrono::seconds(1)};
   std::string log_level = "info";
   int resync_seconds = 30;
   std::filesystem::path check_config{};  // validate this file, print the pools, exit

@@ -1,37 +1,43 @@
 #pragma once
-// The daemon's HTTP endpoint (/metrics, /healthz, /readyz) on civetweb (Debian's
-// libcivetweb-dev): a pool of worker threads, one connection each, and a deadline on every
-// read and write, so no client can hold the probes hostage.
+// The daemon's HTTP endpoint (/metrics, /healthz, /readyz): one thread that polls the listener
+// and every connection, and one render thread for the slow paths (/metrics).
 //
-// Sizing (kHttpLimits): a port scanner's idle connections, clients that send their headers one
-// byte at a time and scrapers that stop reading a large /metrics reply each hold one worker
-// until civetweb's deadline drops them: an idle or slow-header client after one deadline for the
-// whole request, a non-reader after a few (each write of the reply has its own: 2 s measured
-// with a 500 ms deadline). Past the worker count, new connections wait in the queue until a
-// deadline frees a worker, so a probe that arrives behind Q held or queued connections waits
-// ceil((Q + 1 - workers) / workers) deadlines: none behind up to 15, 1 s (under kubelet's 2 s
-// probe timeout) behind up to 31, 2 s behind up to 47. A client that keeps reconnecting is
-// dropped at workers / deadline = 16 connections a second (128 workers and 5 s, before: 25.6).
-// Why so few: civetweb 1.15 starts every worker up front, and each costs ~19 KB resident (its
-// touched stack, its connection and request buffer): 128 workers instead of 16 put the daemon at
-// 16.3 MB instead of 14.2 (device-plugin mode, 8 devices, bench/dp_scale.sh 1). The test in
-// tests/deviceplugin/daemon/http_stall_test.cc opens 75 hostile connections at once: the queue
-// drains them within 4 deadlines, and then, with the non-readers still holding workers, the
-// probes are answered within 100 ms.
-// Connections are never kept alive: one request each.
+// The port listens on the node's network, so anyone who reaches it is a client, and a probe that
+// goes unanswered gets the daemon restarted by kubelet. What the design holds against:
+// - Probes first. Every path but the slow ones (the probes, 404s) is answered on the server's
+//   thread as soon as its request is in: there is no pool of workers to wait for and no queue to
+//   stand in, so idle, trickling and non-reading clients, however many, delay a probe by one
+//   turn of the loop.
+// - Total deadlines. A connection gets `request_timeout` from accept to the end of its request
+//   head and `reply_timeout` from then to the last byte of its reply (a wait for a render
+//   included), however steadily it reads: a reader that drips a few bytes at a time is cut off
+//   at its deadline, with a reset, so the kernel drops the rest of its reply too. (civetweb 1.15,
+//   Debian 12's and this server's predecessor, has a deadline per write only, which every byte a
+//   reader takes starts again: a slow-drip reader held one of its few workers for good, and 16 of
+//   them every worker, probes included.)
+// - One render for many scrapes. A slow path is rendered on the render thread, one path at a
+//   time, and the reply is shared: by every request that waits for it, and by those that arrive
+//   within `render_max_age` of its start. N scrapers cost one render and hold one copy of the
+//   body between them (a 1016-pod /metrics is about 6 MB). It is let go once no connection
+//   sends it and it is older than `render_max_age`.
+// - A cap on scrapes. At most `max_slow` requests for slow paths at once (waiting for a render
+//   or being sent one); the next ones get 503 at once.
+// - A cap on connections. At most `max_connections` open; one past it closes the connection
+//   that has waited longest for its request (an idle or trickling client), or, when every one
+//   is being answered, the new one. A connection holds its fd and at most `max_request_bytes`.
 //
-// GET and HEAD only (405 otherwise); the handler sees the path without the query string.
-// The handler is called concurrently from several workers: it must be thread-safe.
+// Connections are never kept alive: one request each. GET and HEAD only (405 otherwise); the
+// handler sees the path without the query string. The handler is called on the server's thread
+// for quick paths and on the render thread for slow ones: it must be thread-safe, and quick
+// paths must not block.
 
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "common/base/result.h"
-
-struct mg_context;
-struct mg_connection;
 
 namespace rdmanet::dp {
 
@@ -42,37 +48,41 @@ struct HttpResponse {
 };
 
 struct HttpLimits {
-  int workers;                        // connections served at once
-  int queue;                          // accepted connections waiting for a worker
-  std::chrono::milliseconds timeout;  // to read a whole request; to write each part of a reply
-  int max_request_bytes = 4096;       // request line and headers; civetweb answers more 400
+  int max_connections = 256;                        // open at once
+  std::chrono::milliseconds request_timeout{1000};  // accept to the end of the request head
+  std::chrono::milliseconds reply_timeout{10000};   // the request to the reply's last byte
+  int max_request_bytes = 4096;  // request line and headers; more is answered 431
+  int max_slow = 4;              // slow-path requests at once; more are answered 503
+  // A render serves the slow-path requests that arrive within this of its start; 0: only
+  // those that wait for it (each later request starts a render of its own).
+  std::chrono::milliseconds render_max_age{1000};
 };
-inline constexpr HttpLimits kHttpLimits{
-    .workers = 16, .queue = 128, .timeout = std::chrono::milliseconds(1000)};
+// The reply deadline is Prometheus's default scrape timeout; kubelet's probes time out at 1 s by
+// default (the chart sets 2 s), and are answered in milliseconds.
+inline constexpr HttpLimits kHttpLimits{};
 
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const std::string& path)>;
   // `addr` is "[HOST]:PORT" ("" host = all IPv4 addresses; port 0 picks a free one), IPv4 or
-  // "[v6]:PORT". Error 7 for a bad address (the message names --metrics-addr), 5 when it
-  // cannot listen (port taken, no permission).
+  // "[v6]:PORT". `slow_paths` are rendered on the render thread, shared and capped (above).
+  // Error 7 for a bad address (the message names --metrics-addr), 5 when it cannot listen (port
+  // taken, no permission).
   static Result<std::unique_ptr<HttpServer>> start(const std::string& addr, Handler handler,
+                                                   std::set<std::string> slow_paths = {},
                                                    const HttpLimits& limits = kHttpLimits);
-  // Stops accepting, waits for the workers to finish their current connection (about 2 s:
-  // civetweb's threads notice the stop on their next poll).
+  // Closes every connection, waits for the render in progress, if any.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  int port() const { return port_; }
+  int port() const;
+
+  struct Impl;
 
  private:
-  explicit HttpServer(Handler handler) : handler_(std::move(handler)) {}
-  static int serve(mg_connection* conn, void* self);
-
-  Handler handler_;
-  mg_context* ctx_ = nullptr;
-  int port_ = 0;
+  explicit HttpServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace rdmanet::dp

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
 
@@ -72,7 +73,7 @@ std::string snapshotToJson(const CounterSnapshot& snap) {
     p = json::object();
     for (const auto& [name, v] : counters) p[name] = v;
   }
-  return j.dump(2) + "\n";
+  return dumpJson(j, 2) + "\n";
 }
 
 Result<CounterSnapshot> snapshotFromJson(std::string_view text) {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/json/json_dump.h"
 #include "deviceplugin/podnet/counter_names.h"
 
 namespace rdmanet::doctor {
@@ -213,7 +214,7 @@ void renderPodsJson(const std::vector<PodVerdict>& pods, double seconds, std::os
                     {"pause_per_s", p.pause_per_s},
                     {"rates", std::move(rates)}});
   }
-  out << json{{"interval_s", seconds}, {"pods", std::move(list)}}.dump(2) << "\n";
+  out << dumpJson(json{{"interval_s", seconds}, {"pods", std::move(list)}}, 2) << "\n";
 }
 
 }  // namespace rdmanet::doctor

@@ -2,6 +2,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/json/json_dump.h"
 #include "deviceplugin/doctor/counters.h"
 #include "deviceplugin/doctor/render.h"
 
@@ -68,7 +69,7 @@ std::string renderJson(const DoctorReport& report) {
                            {"delta", d.delta()},
                            {"reset", d.reset}});
   }
-  return j.dump(2) + "\n";
+  return dumpJson(j, 2) + "\n";
 }
 
 }  // namespace rdmanet::doctor

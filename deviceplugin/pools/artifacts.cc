@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 #include "deviceplugin/pools/cdi.h"
@@ -69,7 +70,7 @@ std::string deviceInfoFileName(const PoolConfig& cfg, const std::string& id) {
 }
 
 Status writeDeviceInfo(const fs::path& dir, const PoolConfig& cfg, const PoolDevice& d) {
-  return writeArtifact(dir / deviceInfoFileName(cfg, d.id), deviceInfo(d).dump() + "\n");
+  return writeArtifact(dir / deviceInfoFileName(cfg, d.id), dumpJson(deviceInfo(d)) + "\n");
 }
 
 }  // namespace rdmanet::dp

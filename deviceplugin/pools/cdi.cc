@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 
@@ -52,7 +53,7 @@ Status writeCdiSpecFile(const std::filesystem::path& file, std::string_view kind
                         const std::vector<CdiDevice>& devices, const CdiWriteOptions& options) {
   // The CDI dir need not exist on a fresh node (the runtime only reads it).
   RDMANET_RETURN_IF_ERROR(makeDirs(file.parent_path(), 0700));
-  return writeFileAtomic(file, encodeCdiSpec(kind, devices).dump(2) + "\n",
+  return writeFileAtomic(file, dumpJson(encodeCdiSpec(kind, devices), 2) + "\n",
                          {.mode = 0600, .durable = options.durable});
 }
 

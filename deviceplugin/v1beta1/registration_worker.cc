@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include "deviceplugin/logging.h"
+
 namespace rdmanet::dp {
 
 uint64_t kubeletSocketId(const std::filesystem::path& socket) {
@@ -25,10 +27,16 @@ RegistrationWorker::RegistrationWorker(KubeletRegistrar& registrar, std::filesys
     : registrar_(registrar),
       socket_(std::move(socket)),
       done_(std::move(done)),
-      worker_(clock, [this](const std::atomic<bool>& quit) {
-        registerQueued(quit);
-        return std::optional<Clock::time_point>();
-      }) {}
+      worker_(
+          clock,
+          [this](const std::atomic<bool>& quit) {
+            registerQueued(quit);
+            return std::optional<Clock::time_point>();
+          },
+          std::nullopt,
+          [](std::string_view what) {
+            logger(Component::kKubelet)->error("registration threw: {}", what);
+          }) {}
 
 void RegistrationWorker::submit(Request r) {
   {

@@ -181,7 +181,15 @@ function checkDevicePlugin(c) {
   const port = (c.ports || []).find((p) => p.name === 'metrics');
   if (!port) fail('no metrics port');
   const addr = flag(argv, '--metrics-addr') || '';
-  if (port && addr !== `:${port.containerPort}`) fail(`--metrics-addr ${addr} != port ${port.containerPort}`);
+  if (addr.startsWith('$(NODE_IP):')) {
+    // Bound to the node's InternalIP: kubelet expands $(NODE_IP) from the pod's env.
+    const ip = (c.env || []).find((e) => e.name === 'NODE_IP');
+    const ref = ip && ip.valueFrom && ip.valueFrom.fieldRef;
+    if (!ref || ref.fieldPath !== 'status.hostIP') fail('--metrics-addr $(NODE_IP) without NODE_IP from status.hostIP');
+  }
+  if (port && addr.replace(/^\$\(NODE_IP\)/, '') !== `:${port.containerPort}`) {
+    fail(`--metrics-addr ${addr} != port ${port.containerPort}`);
+  }
   for (const [probe, p] of [['livenessProbe', '/healthz'], ['readinessProbe', '/readyz']]) {
     const h = c[probe] && c[probe].httpGet;
     if (!h || h.path !== p || h.port !== 'metrics') fail(`${probe} is not httpGet ${p} on the metrics port`);

@@ -50,6 +50,13 @@ case $what in
     grep -qx '  namespace: grafana' "$tmp/m.yaml" || die "dashboard.namespace ignored"
     grep -qx '    grafana_dashboard: "1"' "$tmp/m.yaml" || die "the dashboard lacks the sidecar's label"
 
+    # The metrics port on the node's InternalIP only.
+    render "$tmp/n.yaml" --set devicePlugin.metricsBindNodeIP=true
+    "${check[@]}" "$tmp/n.yaml"
+    grep -qx -- ' *- "\$(NODE_IP):9109"' "$tmp/n.yaml" || die "metricsBindNodeIP does not bind \$(NODE_IP)"
+    grep -qx ' *fieldPath: status.hostIP' "$tmp/n.yaml" || die "metricsBindNodeIP sets no NODE_IP"
+    ! grep -qx ' *- name: NODE_IP' "$tmp/a.yaml" || die "NODE_IP set without metricsBindNodeIP"
+
     render "$tmp/b.yaml" --set cni.install=false --set serviceAccount.create=false \
       --set serviceAccount.name=node-agents \
       --set image.digest=sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
@@ -83,6 +90,11 @@ case $what in
   dra)
     render "$tmp/a.yaml" --set api=dra
     "${check[@]}" "$tmp/a.yaml" --api dra
+    # Both of the daemon's env entries when the metrics port is bound to the node's IP.
+    render "$tmp/n.yaml" --set api=dra --set devicePlugin.metricsBindNodeIP=true
+    "${check[@]}" "$tmp/n.yaml" --api dra
+    grep -qx ' *- name: NODE_NAME' "$tmp/n.yaml" && grep -qx ' *- name: NODE_IP' "$tmp/n.yaml" ||
+      die "api: dra with metricsBindNodeIP lacks NODE_NAME or NODE_IP"
     ! grep -q -- '--dra-allow-multiple-allocations' "$tmp/a.yaml" || die "KEP-5075 is on by default"
     # The admission policy that binds slice writes to the daemon's node: on by default, off on
     # request (a cluster with an equivalent of its own).

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "common/json/json_dump.h"
 #include "deviceplugin/doctor/probe/probe.h"
 
 namespace rdmanet::doctor {
@@ -68,7 +69,7 @@ std::string renderProbeJson(const ProbeReport& r) {
                       {"ratio", r.port_gbps > 0 ? r.gbps / r.port_gbps : 0}};
   }
   if (!r.failed_stage.empty()) j["failed"] = {{"stage", r.failed_stage}, {"error", r.error}};
-  return j.dump(2) + "\n";
+  return dumpJson(j, 2) + "\n";
 }
 
 std::string renderProbeTable(const ProbeReport& r) {

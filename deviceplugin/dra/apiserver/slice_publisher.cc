@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "common/json/json_dump.h"
 #include "common/kube/api_error.h"
 #include "common/kube/names.h"
 #include "deviceplugin/dra/apiserver/api_paths.h"
@@ -81,7 +82,7 @@ bool anyTaint(const json& devices) {
 std::vector<size_t> digestsOf(const std::vector<DeviceGroup>& groups) {
   std::vector<size_t> out;
   out.reserve(groups.size());
-  for (const auto& g : groups) out.push_back(std::hash<std::string>{}(chunkJson(g).dump()));
+  for (const auto& g : groups) out.push_back(std::hash<std::string>{}(dumpJson(chunkJson(g))));
   return out;
 }
 

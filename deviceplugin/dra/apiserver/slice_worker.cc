@@ -15,7 +15,11 @@ SliceWorker::SliceWorker(kube::KubeClient& client, dra::PublisherOptions options
       publisher_(client, std::move(options)),
       sysfs_(std::move(sysfs_root)),
       clock_(clock),
-      worker_(clock, [this](const std::atomic<bool>& quit) { return runOnce(quit); }) {}
+      worker_(
+          clock, [this](const std::atomic<bool>& quit) { return runOnce(quit); }, std::nullopt,
+          [](std::string_view what) {
+            logger(Component::kKubelet)->error("ResourceSlices: a publish threw: {}", what);
+          }) {}
 
 SliceWorker::~SliceWorker() {
   worker_.requestStop();

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
 
@@ -77,8 +78,9 @@ Result<std::map<std::string, PreparedClaim>> ClaimCheckpoint::parse(const fs::pa
   }
   try {
     if (j.at("version").get<int>() != kVersion) {
-      return makeError(ErrorCode::kInvalidConfig,
-                       fmt::format("{}: unknown version {}", from.string(), j["version"].dump()));
+      return makeError(
+          ErrorCode::kInvalidConfig,
+          fmt::format("{}: unknown version {}", from.string(), dumpJson(j["version"])));
     }
     for (const auto& [uid, c] : j.at("claims").items()) claims[uid] = fromJson(uid, c);
   } catch (const json::exception& e) {
@@ -143,7 +145,7 @@ Status ClaimCheckpoint::save(const std::map<std::string, PreparedClaim>& claims)
   for (const auto& [uid, c] : claims) all[uid] = toJson(c);
   keepBackup();
   RDMANET_RETURN_IF_ERROR(
-      writeFileAtomic(file_, json{{"version", kVersion}, {"claims", all}}.dump(1) + "\n"));
+      writeFileAtomic(file_, dumpJson(json{{"version", kVersion}, {"claims", all}}, 1) + "\n"));
   file_is_good_ = true;
   return okStatus();
 }

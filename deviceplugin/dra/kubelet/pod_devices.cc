@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 #include "deviceplugin/dra/kubelet/claim_allocation.h"
@@ -77,7 +78,7 @@ Status writePodDevices(const fs::path& dir, const std::set<std::string>& pods,
   const json doc = {
       {"claim", {{"namespace", claim.ref.ns}, {"name", claim.ref.name}, {"uid", claim.ref.uid}}},
       {"devices", std::move(devices)}};
-  const std::string text = doc.dump(2) + "\n";
+  const std::string text = dumpJson(doc, 2) + "\n";
   for (const std::string& pod : pods) {
     const fs::path pod_dir = dir / pod;
     RDMANET_RETURN_IF_ERROR(makeDirs(pod_dir));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/common/inventory/refusals.h"
 #include "tests/simnode/sim_tree.h"
 #include "tests/simnode/temp_dir.h"
 
@@ -119,6 +120,26 @@ TEST_F(NetdevTest, ListsClassNetSorted) {
   EXPECT_EQ(listNetdevs(sysfs_), (std::vector<std::string>{"ens1f0", "ens1f0v0"}));
 }
 
+// A VF a tenant renamed to bytes that are not UTF-8 (0xff) while it was in its pod, back on the
+// host: the name is left out of discovery and reported; the function's other netdev stays.
+TEST_F(NetdevTest, ANameThatIsNotPrintableAsciiIsLeftOutAndReported) {
+  const std::string bad = "v\xff\xfe";
+  tree_.addNetdev(pci("0000:81:00.2"), {.name = bad, .ifindex = 12});
+  testing::Refusals refusals;
+  const Sysfs observed(dir_.path(), &refusals);
+  EXPECT_EQ(netdevNamesOf(observed, pci("0000:81:00.2")), std::vector<std::string>{"ens1f0v0"});
+  auto v = netdevsOf(observed, pci("0000:81:00.2"));
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].name, "ens1f0v0");
+  EXPECT_EQ(listNetdevs(observed), (std::vector<std::string>{"ens1f0", "ens1f0v0"}));
+  EXPECT_EQ(readNetdev(observed, bad).error().code, ErrorCode::kInvalidConfig);
+  EXPECT_EQ(refusals.seen, (std::vector<std::string>{
+                               "/sys/bus/pci/devices/0000:81:00.2/net/" + bad,
+                               "/sys/bus/pci/devices/0000:81:00.2/net/" + bad,
+                               "/sys/class/net/" + bad,
+                           }));
+}
+
 TEST(IfNameTest, KernelRules) {
   struct Case {
     std::string name;
@@ -135,7 +156,14 @@ TEST(IfNameTest, KernelRules) {
                                          {"a:b", false},
                                          {"a b", false},
                                          {"a\tb", false},
-                                         {std::string("a\0b", 3), false}}) {
+                                         {std::string("a\0b", 3), false},
+                                         // Printable ASCII only: what the kernel also takes
+                                         // (a tenant's rename) is refused.
+                                         {"ens1\xff", false},
+                                         {"\xc3\xa9th0", false},  // valid UTF-8, still refused
+                                         {"a\x7f", false},
+                                         {"a\x1b[31m", false},
+                                         {"a-b_c.d@e", true}}) {
     EXPECT_EQ(isValidIfName(c.name), c.valid) << "name: \"" << c.name << "\"";
   }
 }

@@ -150,6 +150,17 @@ TEST_F(RdmaTest, ListsAndRejectsBadNames) {
   EXPECT_EQ(readRdmaDevice(sysfs_, "../x").error().code, ErrorCode::kInvalidConfig);
 }
 
+// `rdma dev set mlx5_1 name <bytes>` takes bytes that are not UTF-8: such a device is left out
+// of discovery, from the class listing and from under its function.
+TEST_F(RdmaTest, ANameThatIsNotPrintableAsciiIsLeftOut) {
+  tree_.addRdmaDevice(pci("0000:81:00.0"), {.name = "mlx5_\xff"});
+  EXPECT_EQ(listRdmaDevices(sysfs_), std::vector<std::string>{"mlx5_0"});
+  std::vector<std::string> under;
+  for (const RdmaDevice& d : rdmaDevicesUnder(sysfs_, pci("0000:81:00.0"))) under.push_back(d.name);
+  EXPECT_EQ(under, std::vector<std::string>{"mlx5_0"});
+  EXPECT_EQ(readRdmaDevice(sysfs_, "mlx5_\xff").error().code, ErrorCode::kInvalidConfig);
+}
+
 TEST_F(RdmaTest, BrokenClassLinkIsDeviceNotFound) {
   tree_.symlink("/sys/class/infiniband/mlx5_7", "/sys/devices/pci0000:80/0000:80:01.0/x/mlx5_7");
   EXPECT_EQ(readRdmaDevice(sysfs_, "mlx5_7").error().code, ErrorCode::kDeviceNotFound);

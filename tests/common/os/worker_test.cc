@@ -8,6 +8,9 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "common/os/mailbox.h"
 #include "tests/fakes/fake_clock.h"
@@ -116,6 +119,52 @@ TEST(WorkerTest, WakesDuringARunFoldIntoOneMoreRun) {
   }
   gate_cv.notify_all();
   EXPECT_TRUE(settledAt(runs, clock, 2));
+}
+
+// A throwing job (a name a tenant chose that a JSON encoder refused, say) once ended the thread
+// with std::terminate, and so the daemon: now the exception is reported, and the job runs again
+// kRetryAfterThrow later on the clock, and on the next wake.
+TEST(WorkerTest, AJobThatThrowsIsReportedAndRunsAgainLater) {
+  FakeClock clock;
+  Runs runs;
+  std::mutex mu;
+  std::vector<std::string> reported;
+  Worker w(
+      clock,
+      [&](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
+        runs.add();
+        throw std::runtime_error("bad name");
+      },
+      clock.now(),
+      [&](std::string_view what) {
+        std::lock_guard lk(mu);
+        reported.emplace_back(what);
+      });
+  ASSERT_TRUE(settledAt(runs, clock, 1));
+  clock.advance(Worker::kRetryAfterThrow - 1ms);
+  ASSERT_TRUE(settledAt(runs, clock, 1));
+  clock.advance(1ms);
+  ASSERT_TRUE(settledAt(runs, clock, 2));
+  w.wake();
+  ASSERT_TRUE(settledAt(runs, clock, 3));
+  std::lock_guard lk(mu);
+  EXPECT_EQ(reported, std::vector<std::string>(3, "bad name"));
+}
+
+// Without a reporter, and with something thrown that is not a std::exception, it carries on too.
+TEST(WorkerTest, AJobThatThrowsANonStandardExceptionCarriesOnWithoutAReporter) {
+  FakeClock clock;
+  Runs runs;
+  Worker w(clock, [&](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
+    runs.add();
+    if (runs.count() == 1) throw 42;
+    return std::nullopt;
+  });
+  w.wake();
+  ASSERT_TRUE(settledAt(runs, clock, 1));
+  w.wake();
+  EXPECT_TRUE(settledAt(runs, clock, 2));
+  EXPECT_TRUE(w.join(10s));
 }
 
 TEST(WorkerTest, StopEndsATimedWaitWithoutTheClockMoving) {

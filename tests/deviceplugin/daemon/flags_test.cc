@@ -225,7 +225,7 @@ TEST(HttpServerTest, ServesHandlerAnswersOnAFreePort) {
   EXPECT_THAT(ok, ::testing::EndsWith("\r\n\r\nok\n"));
   EXPECT_THAT(get(port, "GET /x HTTP/1.1\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 404"));
   EXPECT_THAT(get(port, "POST /healthz HTTP/1.1\r\n\r\n"), ::testing::StartsWith("HTTP/1.1 405"));
-  // civetweb answers a request line without a version itself, in HTTP/1.0.
+  // A request line that is not METHOD TARGET HTTP/x.y.
   EXPECT_THAT(get(port, "garbage\r\n\r\n"), ::testing::MatchesRegex("HTTP/1\\.[01] 400 .*"));
   auto head = get(port, "HEAD /healthz HTTP/1.1\r\n\r\n");
   EXPECT_THAT(head, ::testing::StartsWith("HTTP/1.1 200 OK\r\n"));

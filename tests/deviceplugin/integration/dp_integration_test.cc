@@ -36,8 +36,10 @@ class DpIntegrationTest : public ::testing::Test {
   }
   void startPlugin(const std::string& config = "", std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {
-        "--kubelet-dir", kubelet_dir_.string(),        "--sysfs-root",   node_.root().string(),
-        "--devinfo-dir", (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0"};
+        "--kubelet-dir", kubelet_dir_.string(), "--sysfs-root", node_.root().string(),
+        "--devinfo-dir", (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0",
+        // Each scrape sees the counters as they are now, not a render up to a second old.
+        "--metrics-max-age", "0"};
     if (!config.empty()) {
       writeFile(work_ / "config.json", config);
       args.push_back("--config");

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "tests/deviceplugin/dra/dra_fixture.h"
@@ -123,6 +124,58 @@ TEST_F(SliceWorkerTest, LinkDownTaintsTheDevicesBehindItWithinASecondAndRecovery
   clock_.advance(30s);
   daemon_->runOnce(0ms);
   ASSERT_TRUE(waitDevices([&](const auto& d) { return d.count(vf) && !tainted(d.at(vf)); }, 1s));
+}
+
+// Whether any attribute of `d` is the string `value`, or (with an empty `value`) holds a byte
+// that is not printable ASCII.
+bool anyAttribute(const json& d, const std::string& value) {
+  for (const auto& [key, a] : d["attributes"].items()) {
+    if (!a.contains("string")) continue;
+    const std::string v = a["string"].get<std::string>();
+    if (!value.empty() && v == value) return true;
+    if (value.empty() && std::any_of(v.begin(), v.end(), [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f;
+        })) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// A tenant with NET_ADMIN renamed a netdev to bytes that are not UTF-8 (issue 29): here the PF's,
+// whose name every VF behind it carries as rdmanet.io/pfName. The slice worker's JSON encoder
+// threw on it, nothing caught it, and the daemon died, and again at every start. Now discovery
+// leaves the name out (the PF shows without a netdev), and publishing goes on: the next change,
+// another PF's link going down, still reaches the slices.
+TEST_F(SliceWorkerTest, ANetdevNameThatIsNotUtf8IsLeftOutAndPublishingGoesOn) {
+  startDaemon(api_.url(), worker_.get());
+  ASSERT_TRUE(waitDevices([](const auto& d) { return d.size() == 20; }, 10s));
+  ASSERT_TRUE(waitGeneration(1, 5s)) << worker_->status().generation;
+  const std::string renamed = node_.pfNetdev(0);
+  node_.tree().removeNetdev(renamed);
+  node_.tree().addNetdev(node_.pf(0), {.name = "pf\xff\xfe", .ifindex = 900});
+  clock_.advance(30s);  // the resync re-reads the PFs' netdevs
+  daemon_->runOnce(0ms);
+  ASSERT_TRUE(waitDevices(
+      [&](const auto& devs) {
+        return !devs.empty() && std::none_of(devs.begin(), devs.end(), [&](const auto& d) {
+          return anyAttribute(d.second, renamed);
+        });
+      },
+      5s))
+      << "the rename never reached the slices";
+  for (const auto& [name, d] : publishedDevices()) {
+    EXPECT_FALSE(anyAttribute(d, ""))
+        << name << ": " << d.dump(-1, ' ', true, json::error_handler_t::replace);
+  }
+
+  node_.tree().setNetdevUp(node_.pfNetdev(1), false);
+  clock_.advance(30s);
+  daemon_->runOnce(0ms);
+  const std::string vf = dra::pciDeviceName(node_.vf(1, 0));
+  EXPECT_TRUE(waitDevices([&](const auto& d) { return d.count(vf) && tainted(d.at(vf)); }, 5s))
+      << "publishing stopped after the rename";
+  EXPECT_EQ(worker_->status().failures, 0);
 }
 
 // Shutdown (issue 23): the worker used to join a thread that sat out a publish's requests and
