@@ -24,9 +24,14 @@ Error statusError(const std::string& method, const std::string& path, long statu
   // A metav1.Status ({"kind":"Status","reason":"Conflict","message":...}) when the API server
   // itself answered; proxies and load balancers may send anything else.
   const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_object() && j.value("kind", "") == "Status") {
-    if (j.contains("reason") && j["reason"].is_string()) reason = j["reason"];
-    if (j.contains("message") && j["message"].is_string()) message = j["message"];
+  // Every field is checked for its type first: json::value() throws when a key holds another type.
+  const auto field = [&](const char* key) -> std::string {
+    const auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  if (j.is_object() && field("kind") == "Status") {
+    reason = field("reason");
+    message = field("message");
   }
   std::string msg = fmt::format("{} {}: HTTP {}", method, path, status);
   if (!reason.empty()) msg += " " + reason;

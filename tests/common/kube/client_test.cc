@@ -202,6 +202,19 @@ TEST_F(ClientTest, ErrorStatusesAreDistinguishable) {
   }
 }
 
+// A body shaped like a Status whose fields have other types (a proxy, a fuzzer's find: "kind"
+// a number threw json's type_error out of statusError) is kept as the body, without a reason.
+TEST(StatusErrorTest, FieldsOfAnotherTypeAreIgnoredNotThrown) {
+  for (const char* body :
+       {R"({"kind":5,"reason":"Conflict"})", R"({"kind":"Status","reason":7,"message":["x"]})",
+        R"({"kind":null})", "[1,2]"}) {
+    const Error e = statusError("PUT", "/x", 409, body);
+    EXPECT_EQ(e.http_status, 409) << body;
+    EXPECT_EQ(e.msg, "PUT /x: HTTP 409") << body;
+    EXPECT_EQ(e.details, body);
+  }
+}
+
 TEST_F(ClientTest, ServerErrorsAreRetriedWithDoublingBackoff) {
   auto c = client(/*attempts=*/4);
   ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());
