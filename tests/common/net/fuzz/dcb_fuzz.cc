@@ -1,5 +1,5 @@
 // libFuzzer target over the DCB codec (common/net/dcb.h): the input is an RTM_GETDCB reply's
-// payload (struct dcbmsg + attributes; seeds built from the dcbnl.h layout, make_seeds.py).
+// payload (struct dcbmsg + attributes; seeds built from the <linux/dcbnl.h> layout, make_seeds.py).
 // Invariants: no crash; a reply that decodes answers trust() and dscpsFor() for every priority.
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // libFuzzer target over the global-pause codec (common/net/pause.h): the input is an
 // ETHTOOL_MSG_PAUSE_GET_REPLY's attributes after the genlmsghdr (seeds built from the
-// ethtool_netlink.h layout, make_seeds.py). Invariant: no crash, no read out of bounds.
+// <linux/ethtool_netlink.h> layout, make_seeds.py). Invariant: no crash, no read out of bounds.
 #include <cstddef>
 #include <cstdint>
 #include <span>
