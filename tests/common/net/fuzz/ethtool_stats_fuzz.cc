@@ -1,7 +1,7 @@
 // libFuzzer target over the ethtool statistics decoder (common/net/ethtool_stats.h). The input
 // is: u32 the count asked for, u32 the length of the ETHTOOL_GSTRINGS reply, that reply, then
-// the ETHTOOL_GSTATS reply (seeds built from the <linux/ethtool.h> layout, make_seeds.py). Invariants:
-// no crash, no read out of bounds, never more statistics than asked for.
+// the ETHTOOL_GSTATS reply (seeds built from the <linux/ethtool.h> layout, make_seeds.py).
+// Invariants: no crash, no read out of bounds, never more statistics than asked for.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

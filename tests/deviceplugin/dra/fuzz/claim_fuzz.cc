@@ -1,7 +1,7 @@
 // libFuzzer target over a ResourceClaim as prepare reads it (deviceplugin/dra/kubelet): the API
 // server's answer body, parsed as the kube client parses it, then our allocation
 // (claim_allocation.h) and the pods it is reserved for (pod_devices.h). Seeds: resource.k8s.io/v1
-// claims as the API server returns them (the project reference notes on claims, as kubectl shows them). Invariants: no crash, no
+// claims as the API server returns them (as kubectl -o json shows them). Invariants: no crash, no
 // exception; every device and request we accept is a name that can go into a file or CDI name.
 #include <cstddef>
 #include <cstdint>
