@@ -14,7 +14,7 @@ want_build=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libspdlog-dev libfmt-dev
   libcurl4-openssl-dev libyaml-dev
-  libcivetweb-dev libcli11-dev
+  libcli11-dev
   libgtest-dev libgmock-dev
 )
 # Test-only: real netlink peers, the reference CNI plugins, a libcni client toolchain, the VM
