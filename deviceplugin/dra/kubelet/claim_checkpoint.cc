@@ -109,9 +109,9 @@ Result<fs::path> ClaimCheckpoint::moveAside(const fs::path& path) {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};
   ::gmtime_r(&now, &utc);
-  const fs::path to = fmt::format("{}.corrupt-{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}", path.string(),
-                                  utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-                                  utc.tm_min, utc.tm_sec, ::getpid());
+  fs::path to = fmt::format("{}.corrupt-{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}", path.string(),
+                            utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
+                            utc.tm_min, utc.tm_sec, ::getpid());
   if (::rename(path.c_str(), to.c_str()) != 0) {
     return errnoError(ErrorCode::kIoFailure, errno,
                       fmt::format("cannot move {} aside to {}", path.string(), to.string()));
