@@ -91,7 +91,12 @@ slice_yaml vap-foreign other-node "$driver" | kc create -f - >/dev/null
 out=$(as_daemon delete resourceslice vap-foreign 2>&1) &&
   fail "the daemon's token deleted another node's ResourceSlice"
 [[ $out == *"may write only the ResourceSlices of its own node"* ]] || fail "delete: $out"
-out=$(as_daemon label resourceslice vap-foreign probe=1 2>&1) &&
+# An update as the daemon makes one: a PUT of the whole object at its resourceVersion (its RBAC
+# has no get, which `kubectl label` would need first).
+rv=$(kc get resourceslice vap-foreign -o jsonpath='{.metadata.resourceVersion}')
+out=$(slice_yaml vap-foreign other-node "$driver" |
+  sed "s/^metadata: {name: vap-foreign}\$/metadata: {name: vap-foreign, resourceVersion: \"$rv\", labels: {probe: \"1\"}}/" |
+  as_daemon replace -f - 2>&1) &&
   fail "the daemon's token updated another node's ResourceSlice"
 [[ $out == *"may write only the ResourceSlices of its own node"* ]] || fail "update: $out"
 kc delete resourceslice vap-foreign >/dev/null
