@@ -71,19 +71,27 @@ struct EventDeleter {
   }
 };
 
-// A YAML anchor names a node that each alias repeats, so a few hundred bytes of nested aliases
-// ("billion laughs") expand to gigabytes of nodes once converted. Kubeconfig files never use
-// them (kubectl writes none), so the first anchor or alias is refused outright, before the
-// document is loaded, rather than bounded. Error 7 naming where it is; a syntax error is left
-// for the loader to report.
-Status refuseAnchorsAndAliases(const std::string& text) {
-  std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
+using Parser = std::unique_ptr<yaml_parser_t, ParserDeleter>;
+
+// A parser over `text`, which must outlive it.
+Result<Parser> parserOver(const std::string& text) {
+  Parser parser(new yaml_parser_t);
   if (yaml_parser_initialize(parser.get()) == 0) {
     delete parser.release();
     return makeError(ErrorCode::kInternal, "cannot initialise the YAML parser");
   }
   yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
                                text.size());
+  return parser;
+}
+
+// A YAML anchor names a node that each alias repeats, so a few hundred bytes of nested aliases
+// ("billion laughs") expand to gigabytes of nodes once converted. Kubeconfig files never use
+// them (kubectl writes none), so the first anchor or alias is refused outright, before the
+// document is loaded, rather than bounded. Error 7 naming where it is; a syntax error is left
+// for the loader to report.
+Status refuseAnchorsAndAliases(const std::string& text) {
+  RDMANET_ASSIGN_OR_RETURN(Parser parser, parserOver(text));
   for (;;) {
     std::unique_ptr<yaml_event_t, EventDeleter> ev(new yaml_event_t);
     if (yaml_parser_parse(parser.get(), ev.get()) == 0) {
@@ -127,13 +135,7 @@ Status refuseAnchorsAndAliases(const std::string& text) {
 
 Result<json> yamlToJson(const std::string& text) {
   RDMANET_RETURN_IF_ERROR(refuseAnchorsAndAliases(text));
-  std::unique_ptr<yaml_parser_t, ParserDeleter> parser(new yaml_parser_t);
-  if (yaml_parser_initialize(parser.get()) == 0) {
-    delete parser.release();
-    return makeError(ErrorCode::kInternal, "cannot initialise the YAML parser");
-  }
-  yaml_parser_set_input_string(parser.get(), reinterpret_cast<const unsigned char*>(text.data()),
-                               text.size());
+  RDMANET_ASSIGN_OR_RETURN(Parser parser, parserOver(text));
   std::unique_ptr<yaml_document_t, DocumentDeleter> doc(new yaml_document_t);
   if (yaml_parser_load(parser.get(), doc.get()) == 0) {
     std::string why = parser->problem != nullptr ? parser->problem : "syntax error";
