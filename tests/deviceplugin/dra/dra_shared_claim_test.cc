@@ -62,14 +62,18 @@ TEST_F(DraSharedClaimTest, ASharedClaimsLaterPodGetsItsDeviceRecordWithinThreeSe
   ASSERT_TRUE(clock_.waitIdle());
   EXPECT_FALSE(fs::exists(record(kPod2, uid))) << "not before the clock moves";
   clock_.advance(std::chrono::seconds(3));
-  ASSERT_TRUE(turnUntil([&] { return fs::exists(record(kPod2, uid)); }));
+  // The checkpoint lists the new pod, so a reboot's restore writes its record again too. It is
+  // written last (after the record), so waiting for it waits for the whole refresh.
+  const fs::path ckpt = kubelet_dir_ / "plugins" / kDriver / "checkpoint.json";
+  const json::json_pointer pods("/claims/" + uid + "/pods");
+  ASSERT_TRUE(turnUntil([&] {
+    const json j = readJson(ckpt);
+    return j.is_object() && j.contains(pods) && j[pods] == json::array({kPod1, kPod2});
+  }));
   const json rec = readJson(record(kPod2, uid));
   ASSERT_EQ(rec["devices"].size(), 1u);
   EXPECT_EQ(rec["devices"][0]["pciAddress"], vf.str());
   EXPECT_EQ(rec, readJson(record(kPod1, uid)));
-  // The checkpoint lists it, so a reboot's restore writes its record again too.
-  const json ckpt = readJson(kubelet_dir_ / "plugins" / kDriver / "checkpoint.json");
-  EXPECT_EQ(ckpt["claims"][uid]["pods"], json::array({kPod1, kPod2}));
 
   ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "shared"}}));
   EXPECT_FALSE(fs::exists(podDevicesDir() / kPod1));
