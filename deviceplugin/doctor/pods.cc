@@ -55,11 +55,19 @@ uint64_t grown(uint64_t before, uint64_t after) { return after >= before ? after
 // The RDMA traffic metrics: a driver counts bytes (mlx5's PMA counters) or packets only (rxe).
 constexpr std::string_view kRdmaTraffic[] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets"};
 
-// Bytes the pod's interface moved (rx + tx) between the readings; nullopt if either lacks them.
-std::optional<uint64_t> netdevBytes(const DeviceReading& b, const DeviceReading& a) {
-  if (!b.netdev || !a.netdev) return std::nullopt;
-  return grown(b.netdev->rx_bytes, a.netdev->rx_bytes) +
-         grown(b.netdev->tx_bytes, a.netdev->tx_bytes);
+// Bytes the pod's interface moved (rx + tx) between the readings: its own netdev counters (read
+// in its netns: every mode, but only with CAP_SYS_ADMIN, which the chart's daemon lacks), else
+// its VF's as the PF counts them (sriov on mlx5 or ice; unprivileged). The VF's count its RDMA
+// traffic too, which is no matter here: a fallback is judged only where RDMA stood still.
+// nullopt when neither reading pair has them.
+std::optional<uint64_t> interfaceBytes(const DeviceReading& b, const DeviceReading& a) {
+  if (b.netdev && a.netdev) {
+    return grown(b.netdev->rx_bytes, a.netdev->rx_bytes) +
+           grown(b.netdev->tx_bytes, a.netdev->tx_bytes);
+  }
+  if (b.vf && a.vf)
+    return grown(b.vf->rx_bytes, a.vf->rx_bytes) + grown(b.vf->tx_bytes, a.vf->tx_bytes);
+  return std::nullopt;
 }
 
 const PortReading* portOf(const PodSnapshot& s, const std::string& netdev) {
@@ -125,7 +133,7 @@ PodVerdict judgeOne(const DeviceReading& b, const DeviceReading& a, const PodSna
   }
   v.cnp_per_s = rate("cnp_sent") + rate("cnp_handled");
   v.rdma_bytes_per_s = rate("rx_bytes") + rate("tx_bytes");
-  const auto if_bytes = netdevBytes(b, a);
+  const auto if_bytes = interfaceBytes(b, a);
   if (if_bytes) {
     v.netdev_bytes_per_s = static_cast<double>(*if_bytes) / secs;
     if (*if_bytes > 0) v.rates.push_back({"netdev_bytes", humanRate(v.netdev_bytes_per_s) + "B/s"});

@@ -6,7 +6,8 @@
 //         shows no pause frames on its priority: loss on the path, not congestion; or its port
 //         lost carrier; or the silent fallback to TCP: the pod holds an RDMA device whose
 //         traffic counters stood still while its interface moved kTcpFallbackBytesPerS or more
-//         through the kernel's stack (the workload talks TCP/UDP where it should talk RDMA)
+//         (the workload talks TCP/UDP where it should talk RDMA). The interface's bytes are its
+//         netdev counters, read in its netns, else its VF's as the PF counts them
 //   WARN  packets lost while the port pauses (congestion, PFC engaged but not enough), or
 //         receiver-not-ready NAKs (the application, not the network)
 //   PASS  no loss (congestion notices alone are DCQCN at work, shown as a note)
@@ -41,7 +42,8 @@ struct PodVerdict {
   double loss_per_s = 0;          // out-of-sequence + sequence errors + retransmits
   double cnp_per_s = 0;           // CNPs sent + handled
   double pause_per_s = 0;         // pause frames (rx + tx) on the port at the pod's priority
-  double netdev_bytes_per_s = 0;  // the pod's interface, rx + tx, through the kernel's stack
+  double netdev_bytes_per_s = 0;  // the pod's interface, rx + tx: its netdev counters, else its
+                                  // VF's as the PF counts them
   double rdma_bytes_per_s = 0;    // its RDMA device, rx + tx, where the driver counts bytes
   std::vector<Evidence> rates{};  // every common counter that moved, per second
 };

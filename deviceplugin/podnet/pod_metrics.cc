@@ -44,7 +44,7 @@ std::string PodMetrics::render() {
   }
   out.single("rdmanet_pod_netns_read_errors", "gauge",
              "Pod namespaces the last scrape could not enter (pod gone, or no CAP_SYS_ADMIN): "
-             "their interfaces (and devices read there) have no counters.",
+             "their devices have no counters.",
              snap.unread_netns);
   renderPodMetrics(snap, out);
   return std::move(out).str();

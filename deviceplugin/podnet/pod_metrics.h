@@ -13,8 +13,7 @@
 //   rdmanet_pod_map_stale_attachments           gauge: state files kubelet's pod-resources
 //                                               contradicted at the last scrape (dropped)
 //   rdmanet_pod_netns_read_errors               gauge: pods' namespaces the last scrape could
-//                                               not enter (their interfaces, and devices read
-//                                               there, have no counters)
+//                                               not enter (their devices have no counters)
 
 #include <filesystem>
 #include <functional>

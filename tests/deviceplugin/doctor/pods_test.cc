@@ -192,6 +192,23 @@ TEST(DoctorPodsTest, NoFallbackIsClaimedWithoutTheCountersToTellIt) {
   EXPECT_EQ(v[1].verdict, Verdict::kPass);
 }
 
+TEST(DoctorPodsTest, WithoutTheInterfacesCountersTheVfsAsItsPfCountsThemStandIn) {
+  // The chart's daemon cannot enter pods' namespaces; the PF's per-VF counters are unprivileged.
+  auto vf = [](uint64_t bytes) {
+    auto d = device("v", "mlx5_7", {{"port_xmit_data", 5}});
+    d.vf = VfTraffic{.rx_bytes = bytes, .tx_bytes = bytes};
+    return d;
+  };
+  const auto v = judgePods(PodSnapshot{.devices = {vf(0)}, .ports = {port(0)}},
+                           PodSnapshot{.devices = {vf(25000000)}, .ports = {port(0)}}, 10);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kFail);
+  EXPECT_DOUBLE_EQ(v[0].netdev_bytes_per_s, 5e6);
+  EXPECT_EQ(v[0].summary,
+            "pod ml/v: moved 50.0 MB over net1 and 0 B over RDMA (mlx5_7) in the last 10 s: the "
+            "workload fell back to TCP");
+}
+
 TEST(DoctorPodsTest, HumanBytes) {
   EXPECT_EQ(humanBytes(0), "0 B");
   EXPECT_EQ(humanBytes(850), "850 B");
