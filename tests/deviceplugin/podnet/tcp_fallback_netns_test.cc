@@ -5,8 +5,9 @@
 //   rank-0  sends as much TCP (a launcher's bootstrap, checkpoints) and its RDMA counters move
 //           (simulated in the node's sysfs tree, as the other podnet tests do)
 //   idle    sends nothing (the kernel's own IPv6 chatter only)
-// The pod series the daemon serves count rank-1's bytes under its labels, and `doctor pods`,
-// with the seams the real command opens, fails rank-1 alone and names it. The traffic is moved
+// The pod series count rank-1's bytes under its labels, in process and on the real daemon's
+// /metrics, and `doctor pods`, with the seams the real command opens, fails rank-1 alone and
+// names it. The traffic is moved
 // between the two readings by the doctor's injected wait: a fixed amount, sent and received
 // in full before the second reading, so nothing depends on timing.
 #include <arpa/inet.h>
@@ -15,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -26,6 +28,7 @@
 #include "deviceplugin/doctor/pods.h"
 #include "deviceplugin/podnet/pod_metrics.h"
 #include "tests/common/net/netns_helpers.h"
+#include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/deviceplugin/test_node.h"
 #include "tests/simnode/temp_dir.h"
@@ -261,6 +264,40 @@ TEST_F(TcpFallbackNetnsTest, DoctorPodsNamesThePodThatFellBackAndOnlyIt) {
       << out;
   EXPECT_NE(out.find("PASS     pod ml/rank-0: no loss"), std::string::npos) << out;
   EXPECT_NE(out.find("PASS     pod ml/idle: no loss"), std::string::npos) << out;
+}
+
+TEST_F(TcpFallbackNetnsTest, TheRealDaemonsMetricsCountRank1sTcpBytes) {
+  const fs::path work = dp::testing::freshDir("fallback");
+  dp::testing::FakeKubeletProc kubelet(work / "kubelet", work);
+  dp::testing::PluginProc plugin(
+      {"--kubelet-dir", (work / "kubelet").string(), "--sysfs-root", node_.root().string(),
+       "--devinfo-dir", (work / "devinfo").string(), "--cni-state-dir", state_.path().string(),
+       "--metrics-addr", "127.0.0.1:0", "--doctor-interval", "0", "--metrics-max-age", "0"},
+      work);
+  const int port = plugin.metricsPort();
+  ASSERT_GT(port, 0) << plugin.log();
+  const std::string labels = "namespace=\"ml\",pod=\"rank-1\",interface=\"eth1\",device=\"" +
+                             node_.vf(0, rank1_.vf).str() + "\",rdma_device=\"" + rank1_.rdma +
+                             "\",mode=\"sriov\"";
+  auto scrape = [&] {
+    auto [status, body] = dp::testing::httpGet(port, "/metrics");
+    EXPECT_EQ(status, 200);
+    return "\n" + body;
+  };
+  const auto tx0 = sample(scrape(), "rdmanet_pod_netdev_tx_bytes_total", labels);
+  ASSERT_TRUE(tx0) << plugin.log();
+  trainingStep();
+  const std::string after = scrape();
+  const auto tx1 = sample(after, "rdmanet_pod_netdev_tx_bytes_total", labels);
+  ASSERT_TRUE(tx1) << after;
+  EXPECT_GE(*tx1 - *tx0, kSent);
+  EXPECT_NE(after.find("\nrdmanet_pod_rdma_tx_bytes_total{" + labels +
+                       ",port=\"1\",counter=\"port_xmit_data\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(after.find("\nrdmanet_pod_netns_read_errors 0\n"), std::string::npos);
+  plugin.child().signal(SIGTERM);
+  EXPECT_EQ(plugin.child().wait(std::chrono::seconds(10)), 0) << plugin.log();
+  if (!HasFailure()) fs::remove_all(work);
 }
 
 }  // namespace
