@@ -29,6 +29,12 @@ constexpr const char* kNoPfcRemedy =
 constexpr const char* kRnrRemedy =
     "receiver-not-ready NAKs: the application posts receives too slowly (or too few); not a "
     "network problem";
+constexpr const char* kFallbackRemedy =
+    "the pod holds an RDMA device but its traffic goes through the kernel's TCP/UDP stack: "
+    "check NCCL_IB_DISABLE (unset or 0), NCCL_NET and NCCL_IB_HCA (must name the pod's RDMA "
+    "device, as the daemon's NCCL hints do), UCX_TLS (needs rc, ud or dc, not tcp alone), and "
+    "that /dev/infiniband/uverbs* is in the pod (`ls /dev/infiniband`, `ibv_devices` inside it: "
+    "an image or a security context without them falls back silently)";
 constexpr const char* kCarrierRemedy =
     "the port lost carrier: check cable, optics and the switch port's logs (link flaps stall "
     "every QP on the port)";
@@ -45,6 +51,24 @@ std::map<std::string_view, uint64_t> totals(const DeviceReading& r) {
 }
 
 uint64_t grown(uint64_t before, uint64_t after) { return after >= before ? after - before : 0; }
+
+// The RDMA traffic metrics: a driver counts bytes (mlx5's PMA counters) or packets only (rxe).
+constexpr std::string_view kRdmaTraffic[] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets"};
+
+// Bytes the pod's interface moved (rx + tx) between the readings: its own netdev counters (read
+// in its netns: every mode, but only with CAP_SYS_ADMIN, which the chart's daemon lacks), else
+// its VF's as the PF counts them (sriov on mlx5 or ice; unprivileged). The VF's count its RDMA
+// traffic too, which is no matter here: a fallback is judged only where RDMA stood still.
+// nullopt when neither reading pair has them.
+std::optional<uint64_t> interfaceBytes(const DeviceReading& b, const DeviceReading& a) {
+  if (b.netdev && a.netdev) {
+    return grown(b.netdev->rx_bytes, a.netdev->rx_bytes) +
+           grown(b.netdev->tx_bytes, a.netdev->tx_bytes);
+  }
+  if (b.vf && a.vf)
+    return grown(b.vf->rx_bytes, a.vf->rx_bytes) + grown(b.vf->tx_bytes, a.vf->tx_bytes);
+  return std::nullopt;
+}
 
 const PortReading* portOf(const PodSnapshot& s, const std::string& netdev) {
   for (const auto& p : s.ports) {
@@ -108,6 +132,21 @@ PodVerdict judgeOne(const DeviceReading& b, const DeviceReading& a, const PodSna
     if (r > rate(worst_loss)) worst_loss = m;
   }
   v.cnp_per_s = rate("cnp_sent") + rate("cnp_handled");
+  v.rdma_bytes_per_s = rate("rx_bytes") + rate("tx_bytes");
+  const auto if_bytes = interfaceBytes(b, a);
+  if (if_bytes) {
+    v.netdev_bytes_per_s = static_cast<double>(*if_bytes) / secs;
+    if (*if_bytes > 0) v.rates.push_back({"netdev_bytes", humanRate(v.netdev_bytes_per_s) + "B/s"});
+  }
+  // A fallback needs RDMA traffic counters that could have moved and did not.
+  bool rdma_counted = false;
+  double rdma_traffic = 0;
+  for (std::string_view m : kRdmaTraffic) {
+    rdma_counted = rdma_counted || ta.contains(m);
+    rdma_traffic += rate(m);
+  }
+  const bool fell_back =
+      rdma_counted && rdma_traffic == 0 && v.netdev_bytes_per_s >= kTcpFallbackBytesPerS;
   const auto pause_b = pauseFrames(pb, att.priority), pause_a = pauseFrames(pa, att.priority);
   if (pause_b && pause_a) v.pause_per_s = static_cast<double>(grown(*pause_b, *pause_a)) / secs;
   if (v.verdict == Verdict::kUnknown) return v;
@@ -119,6 +158,14 @@ PodVerdict judgeOne(const DeviceReading& b, const DeviceReading& a, const PodSna
     v.summary =
         fmt::format("{}: its port {} lost carrier {} time(s)", who, a.dev.port_netdev, flaps);
     v.remedy = kCarrierRemedy;
+  } else if (fell_back) {
+    v.verdict = Verdict::kFail;
+    v.summary = fmt::format(
+        "{}: moved {} over {} and 0 B over RDMA ({}) in the last {:.0f} s: the workload fell back "
+        "to TCP{}",
+        who, humanBytes(static_cast<double>(*if_bytes)), att.ifname, a.dev.rdma_device, secs,
+        shared);
+    v.remedy = kFallbackRemedy;
   } else if (v.loss_per_s > 0 && !pause_a) {
     v.verdict = Verdict::kWarn;
     v.summary = fmt::format("{}: {} and its port reports no PFC counters{}", who, lost, shared);
@@ -161,6 +208,11 @@ std::string humanRate(double per_s) {
   return fmt::format("{:.1f}", per_s);
 }
 
+std::string humanBytes(double bytes) {
+  std::string s = humanRate(bytes);
+  return s + (s.back() >= '0' && s.back() <= '9' ? " B" : "B");
+}
+
 std::vector<PodVerdict> judgePods(const PodSnapshot& before, const PodSnapshot& after,
                                   double seconds) {
   std::map<std::pair<std::string, std::string>, const DeviceReading*> earlier;
@@ -179,13 +231,15 @@ std::vector<PodVerdict> judgePods(const PodSnapshot& before, const PodSnapshot& 
 }
 
 void renderPodsTable(const std::vector<PodVerdict>& pods, double seconds, std::ostream& out) {
-  out << fmt::format("{:<8} {:<32} {:<10} {:<12} {:<11} {:>4} {:>12} {:>10} {:>10}\n", "VERDICT",
-                     "POD", "INTERFACE", "RDMA", "MODE", "PRIO", "LOSS/s", "CNP/s", "PAUSE/s");
+  constexpr std::string_view kRow =
+      "{:<8} {:<32} {:<10} {:<12} {:<11} {:>4} {:>12} {:>10} {:>10} {:>10} {:>10}\n";
+  out << fmt::format(kRow, "VERDICT", "POD", "INTERFACE", "RDMA", "MODE", "PRIO", "LOSS/s", "CNP/s",
+                     "PAUSE/s", "IF B/s", "RDMA B/s");
   for (const auto& p : pods) {
-    out << fmt::format("{:<8} {:<32} {:<10} {:<12} {:<11} {:>4} {:>12} {:>10} {:>10}\n",
-                       verdictName(p.verdict), p.pod, p.interface,
+    out << fmt::format(kRow, verdictName(p.verdict), p.pod, p.interface,
                        p.rdma_device.empty() ? "-" : p.rdma_device, p.mode, p.priority,
-                       humanRate(p.loss_per_s), humanRate(p.cnp_per_s), humanRate(p.pause_per_s));
+                       humanRate(p.loss_per_s), humanRate(p.cnp_per_s), humanRate(p.pause_per_s),
+                       humanRate(p.netdev_bytes_per_s), humanRate(p.rdma_bytes_per_s));
   }
   if (pods.empty()) out << "no pod attachments on this node\n";
   out << fmt::format("\nover {:.0f}s, worst first:\n", seconds);
@@ -212,6 +266,8 @@ void renderPodsJson(const std::vector<PodVerdict>& pods, double seconds, std::os
                     {"loss_per_s", p.loss_per_s},
                     {"cnp_per_s", p.cnp_per_s},
                     {"pause_per_s", p.pause_per_s},
+                    {"netdev_bytes_per_s", p.netdev_bytes_per_s},
+                    {"rdma_bytes_per_s", p.rdma_bytes_per_s},
                     {"rates", std::move(rates)}});
   }
   out << dumpJson(json{{"interval_s", seconds}, {"pods", std::move(list)}}, 2) << "\n";

@@ -112,6 +112,43 @@ void vfCounters(const PodSnapshot& snap, PrometheusText& out) {
   }
 }
 
+// The pod interface's own counters, labelled as the RDMA ones so that a rule can set one against
+// the other per pod and interface (the chart's RdmanetPodSilentTcpFallback).
+void netdevCounters(const PodSnapshot& snap, PrometheusText& out) {
+  struct Field {
+    std::string_view name, help;
+    uint64_t NetdevTraffic::*member;
+  };
+  static constexpr std::array<Field, 4> kFields = {{
+      {"rdmanet_pod_netdev_rx_bytes_total",
+       "Bytes the pod's interface received through the kernel's stack (not hardware RDMA).",
+       &NetdevTraffic::rx_bytes},
+      {"rdmanet_pod_netdev_tx_bytes_total",
+       "Bytes the pod's interface sent through the kernel's stack (not hardware RDMA).",
+       &NetdevTraffic::tx_bytes},
+      {"rdmanet_pod_netdev_rx_packets_total",
+       "Packets the pod's interface received through the kernel's stack.",
+       &NetdevTraffic::rx_packets},
+      {"rdmanet_pod_netdev_tx_packets_total",
+       "Packets the pod's interface sent through the kernel's stack.", &NetdevTraffic::tx_packets},
+  }};
+  for (const auto& f : kFields) {
+    out.family(f.name, "counter", f.help);
+    for (const auto& r : snap.devices) {
+      if (!r.netdev) continue;
+      const auto& a = r.dev.att;
+      out.sample(f.name,
+                 {{"namespace", a.pod_namespace},
+                  {"pod", a.pod_name},
+                  {"interface", a.ifname},
+                  {"device", a.pci},
+                  {"rdma_device", r.dev.rdma_device},
+                  {"mode", a.mode}},
+                 (*r.netdev).*f.member);
+    }
+  }
+}
+
 void info(const PodSnapshot& snap, PrometheusText& out) {
   constexpr std::string_view kName = "rdmanet_pod_device_info";
   out.family(kName, "gauge", "One per pod attachment: its device, RDMA device, mode and priority.");
@@ -178,6 +215,7 @@ void renderPodMetrics(const PodSnapshot& snap, PrometheusText& out) {
   info(snap, out);
   rdmaCounters(snap, out);
   vfCounters(snap, out);
+  netdevCounters(snap, out);
   ports(snap, out);
 }
 

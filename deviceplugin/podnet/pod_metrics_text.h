@@ -8,6 +8,8 @@
 //     retransmits,rnr_naks,rx_bytes,tx_bytes,rx_packets,tx_packets}_total (counter_names.h)
 //   rdmanet_pod_rdma_driver_counter_total   every other raw counter
 //   rdmanet_pod_vf_{rx,tx}_{bytes,packets,dropped}_total   sriov, where the PF reports them
+//   rdmanet_pod_netdev_{rx,tx}_{bytes,packets}_total   the pod's interface, as its netns counts
+//     it (pod_reader.h: TCP/UDP through the kernel, not hardware RDMA)
 //   rdmanet_pod_device_info{..., uid, netdev, priority} 1   for joins
 // Per physical port, labels netdev, device and pods (the sharing pods' "ns/name", sorted):
 //   rdmanet_port_pfc_pause_frames_total{..., priority, direction}

@@ -112,6 +112,109 @@ TEST(DoctorPodsTest, NoCountersIsUnknownAndACounterResetIsNoGrowth) {
   EXPECT_EQ(v[1].verdict, Verdict::kPass);
 }
 
+// `d` with its interface's counters: `bytes` each way.
+DeviceReading withNetdev(DeviceReading d, uint64_t bytes) {
+  d.netdev = podnet::NetdevTraffic{
+      .rx_bytes = bytes, .tx_bytes = bytes, .rx_packets = bytes / 1500, .tx_packets = bytes / 1500};
+  return d;
+}
+
+TEST(DoctorPodsTest, TrafficOverTheInterfaceWithNoRdmaBytesIsTheFallbackToTcp) {
+  // rank-1 moves 2 x 1.05 GB through eth1 in 10 s while its RDMA port counts nothing; rank-0
+  // does the same through RDMA.
+  auto pod = [](const std::string& name, uint64_t words, uint64_t if_bytes) {
+    auto d = withNetdev(device(name, "mlx5_" + name.substr(5),
+                               {{"port_xmit_data", words}, {"port_rcv_data", words}}),
+                        if_bytes);
+    d.dev.att.ifname = "eth1";
+    d.dev.att.pod_namespace = "team";
+    return d;
+  };
+  PodSnapshot before{.devices = {pod("rank-0", 1000, 5000), pod("rank-1", 1000, 5000)},
+                     .ports = {port(0)}};
+  PodSnapshot after{
+      .devices = {pod("rank-0", 250001000, 5000 + 4000), pod("rank-1", 1000, 5000 + 1050000000)},
+      .ports = {port(0)}};
+  const auto v = judgePods(before, after, 10);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].pod, "team/rank-1");
+  EXPECT_EQ(v[0].verdict, Verdict::kFail);
+  EXPECT_EQ(v[0].summary,
+            "pod team/rank-1: moved 2.1 GB over eth1 and 0 B over RDMA (mlx5_1) in the last 10 s: "
+            "the workload fell back to TCP");
+  EXPECT_NE(v[0].remedy.find("NCCL_IB_DISABLE"), std::string::npos);
+  EXPECT_NE(v[0].remedy.find("UCX_TLS"), std::string::npos);
+  EXPECT_NE(v[0].remedy.find("/dev/infiniband"), std::string::npos);
+  EXPECT_DOUBLE_EQ(v[0].netdev_bytes_per_s, 210e6);
+  EXPECT_DOUBLE_EQ(v[0].rdma_bytes_per_s, 0);
+  EXPECT_EQ(v[1].pod, "team/rank-0");
+  EXPECT_EQ(v[1].verdict, Verdict::kPass);
+  EXPECT_DOUBLE_EQ(v[1].rdma_bytes_per_s, 2 * 4 * 250000000.0 / 10);
+}
+
+TEST(DoctorPodsTest, AnIdlePodsTrickleOverItsInterfaceIsNoFallback) {
+  // 400 kB/s each way (ARP, keepalives, a launcher's bootstrap): below 1 MB/s.
+  PodSnapshot before{.devices = {withNetdev(device("idle", "mlx5_2", {{"port_xmit_data", 7}}), 0)},
+                     .ports = {port(0)}};
+  PodSnapshot after{
+      .devices = {withNetdev(device("idle", "mlx5_2", {{"port_xmit_data", 7}}), 2000000)},
+      .ports = {port(0)}};
+  const auto v = judgePods(before, after, 5);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kPass);
+  EXPECT_DOUBLE_EQ(v[0].netdev_bytes_per_s, 800000);
+}
+
+TEST(DoctorPodsTest, SoftRocePacketsCountAsRdmaTraffic) {
+  // rxe counts packets, not bytes, and its UDP is in the interface's counters too.
+  PodSnapshot before{.devices = {withNetdev(device("r", "rxe0", {{"sent_pkts", 0}}), 0)},
+                     .ports = {port(0)}};
+  PodSnapshot moving{.devices = {withNetdev(device("r", "rxe0", {{"sent_pkts", 9000}}), 50000000)},
+                     .ports = {port(0)}};
+  PodSnapshot still{.devices = {withNetdev(device("r", "rxe0", {{"sent_pkts", 0}}), 50000000)},
+                    .ports = {port(0)}};
+  EXPECT_EQ(judgePods(before, moving, 5).at(0).verdict, Verdict::kPass);
+  EXPECT_EQ(judgePods(before, still, 5).at(0).verdict, Verdict::kFail);
+}
+
+TEST(DoctorPodsTest, NoFallbackIsClaimedWithoutTheCountersToTellIt) {
+  // A driver with no traffic counters, and a pod whose interface could not be read.
+  PodSnapshot before{.devices = {withNetdev(device("a", "mlx5_3", {{"out_of_sequence", 0}}), 0),
+                                 device("b", "mlx5_4", {{"port_xmit_data", 0}})},
+                     .ports = {port(0)}};
+  PodSnapshot after{
+      .devices = {withNetdev(device("a", "mlx5_3", {{"out_of_sequence", 0}}), 90000000),
+                  device("b", "mlx5_4", {{"port_xmit_data", 0}})},
+      .ports = {port(0)}};
+  const auto v = judgePods(before, after, 5);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].verdict, Verdict::kPass);
+  EXPECT_EQ(v[1].verdict, Verdict::kPass);
+}
+
+TEST(DoctorPodsTest, WithoutTheInterfacesCountersTheVfsAsItsPfCountsThemStandIn) {
+  // The chart's daemon cannot enter pods' namespaces; the PF's per-VF counters are unprivileged.
+  auto vf = [](uint64_t bytes) {
+    auto d = device("v", "mlx5_7", {{"port_xmit_data", 5}});
+    d.vf = VfTraffic{.rx_bytes = bytes, .tx_bytes = bytes};
+    return d;
+  };
+  const auto v = judgePods(PodSnapshot{.devices = {vf(0)}, .ports = {port(0)}},
+                           PodSnapshot{.devices = {vf(25000000)}, .ports = {port(0)}}, 10);
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].verdict, Verdict::kFail);
+  EXPECT_DOUBLE_EQ(v[0].netdev_bytes_per_s, 5e6);
+  EXPECT_EQ(v[0].summary,
+            "pod ml/v: moved 50.0 MB over net1 and 0 B over RDMA (mlx5_7) in the last 10 s: the "
+            "workload fell back to TCP");
+}
+
+TEST(DoctorPodsTest, HumanBytes) {
+  EXPECT_EQ(humanBytes(0), "0 B");
+  EXPECT_EQ(humanBytes(850), "850 B");
+  EXPECT_EQ(humanBytes(2.1e9), "2.1 GB");
+}
+
 TEST(DoctorPodsTest, HumanRates) {
   EXPECT_EQ(humanRate(0), "0");
   EXPECT_EQ(humanRate(0.5), "0.5");
@@ -167,6 +270,8 @@ TEST(DoctorPodsTest, JsonCarriesTheVerdictsInTheTablesOrder) {
   EXPECT_EQ(j["pods"][0]["verdict"], "FAIL");
   EXPECT_EQ(j["pods"][0]["loss_per_s"], 10.0);
   EXPECT_EQ(j["pods"][0]["rates"]["out_of_sequence"], "10/s");
+  EXPECT_EQ(j["pods"][0]["netdev_bytes_per_s"], 0.0);
+  EXPECT_EQ(j["pods"][0]["rdma_bytes_per_s"], 0.0);
   EXPECT_EQ(j["pods"][1]["verdict"], "PASS");
 }
 

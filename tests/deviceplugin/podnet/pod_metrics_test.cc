@@ -214,6 +214,27 @@ TEST_F(PodMetricsTest, AnExclusiveModeDeviceIsReadInsideThePodsNetns) {
       << text;
 }
 
+TEST_F(PodMetricsTest, APodsInterfaceCountersAreReadInItsNetnsUnderItsLabels) {
+  auto st = sriov("c1", "trainer-1", 2);
+  save(st);
+  for (const auto& [f, v] : {std::pair{"rx_bytes", "1000"},
+                             {"tx_bytes", "2100000000"},
+                             {"rx_packets", "10"},
+                             {"tx_packets", "1400000"}}) {
+    pod_tree_.writeAttr("/sys/class/net/net1/statistics/" + std::string(f), v);
+  }
+  netns_.add(st.netns, pod_root_.string());
+  const std::string text = render();
+  EXPECT_EQ(netns_.reads(), 1);
+  const std::string labels = "namespace=\"ml\",pod=\"trainer-1\",interface=\"net1\",device=\"" +
+                             node_.vf(0, 2).str() + "\",rdma_device=\"" + rdmaOfVf(2) +
+                             "\",mode=\"sriov\"";
+  EXPECT_TRUE(hasLine(text, "rdmanet_pod_netdev_tx_bytes_total{" + labels + "} 2100000000"));
+  EXPECT_TRUE(hasLine(text, "rdmanet_pod_netdev_rx_bytes_total{" + labels + "} 1000"));
+  EXPECT_TRUE(hasLine(text, "rdmanet_pod_netdev_tx_packets_total{" + labels + "} 1400000"));
+  EXPECT_TRUE(hasLine(text, "rdmanet_pod_netns_read_errors 0"));
+}
+
 TEST_F(PodMetricsTest, APodWhoseNetnsIsGoneKeepsItsInfoButNoCounters) {
   auto st = sriov("c2", "trainer-2", 3);
   st.rdma_moved = {rdmaOfVf(3)};

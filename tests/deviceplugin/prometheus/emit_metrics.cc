@@ -55,6 +55,8 @@ int main() {
   dev.ports[1] = {
       {"out_of_sequence", 7}, {"np_cnp_sent", 3}, {"port_xmit_data", 10}, {"duplicate_request", 1}};
   dev.vf = rdmanet::VfTraffic{.rx_packets = 1, .tx_packets = 2, .rx_bytes = 3, .tx_bytes = 4};
+  dev.netdev = rdmanet::podnet::NetdevTraffic{
+      .rx_bytes = 5, .tx_bytes = 2100000000, .rx_packets = 7, .tx_packets = 8};
   rdmanet::podnet::PortReading port{
       .netdev = "ens1f0",
       .pci = "0000:03:00.0",

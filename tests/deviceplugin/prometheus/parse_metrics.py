@@ -34,6 +34,10 @@ EXPECTED_TYPES = {
     "rdmanet_pod_rdma_driver_counter": "counter",
     "rdmanet_pod_vf_rx_bytes": "counter",
     "rdmanet_pod_vf_tx_dropped": "counter",
+    "rdmanet_pod_netdev_rx_bytes": "counter",
+    "rdmanet_pod_netdev_tx_bytes": "counter",
+    "rdmanet_pod_netdev_rx_packets": "counter",
+    "rdmanet_pod_netdev_tx_packets": "counter",
 }
 # Issue 24's metric contract: every pod RDMA counter family, with its labels.
 for m in ["cnp_sent", "cnp_handled", "ecn_marked_packets", "out_of_sequence", "sequence_errors",
@@ -108,6 +112,8 @@ info = by_name["rdmanet_pod_device_info"].samples
 check(info and POD_LABELS | {"uid", "netdev", "priority"} == set(info[0].labels), f"info: {info}")
 vf = by_name["rdmanet_pod_vf_rx_bytes"].samples
 check(vf and POD_LABELS == set(vf[0].labels) and vf[0].value == 3, f"vf: {vf}")
+nd = by_name["rdmanet_pod_netdev_tx_bytes"].samples
+check(nd and POD_LABELS == set(nd[0].labels) and nd[0].value == 2100000000, f"netdev: {nd}")
 dur = by_name["rdmanet_port_pfc_pause_duration_seconds"].samples
 check(dur and abs(dur[0].value - 0.0015) < 1e-12, f"pause duration in seconds: {dur}")
 check(dur and {"netdev", "device", "priority", "direction", "pods"} == set(dur[0].labels),
