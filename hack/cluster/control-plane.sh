@@ -28,7 +28,7 @@ wait_for 30 etcd curl -fsS "http://127.0.0.1:$etcd_client_port/health"
 # as on a real cluster (a stand-in kubelet could do anything).
 start_daemon kube-apiserver "$k8s/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$etcd_client_port" \
-  --bind-address "$node_ip" --advertise-address "$node_ip" --secure-port "$apiserver_port" \
+  --bind-address "$apiserver_ip" --advertise-address "$apiserver_ip" --secure-port "$apiserver_port" \
   --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
   --client-ca-file "$pki/ca.crt" \
   --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
@@ -41,7 +41,7 @@ start_daemon kube-apiserver "$k8s/kube-apiserver" \
   --allow-privileged=true --profiling=false \
   --feature-gates "$(gates kube-apiserver)" --runtime-config "$(runtime_config)"
 wait_for 120 kube-apiserver curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" \
-  --key "$pki/admin.key" "https://$node_ip:$apiserver_port/readyz"
+  --key "$pki/admin.key" "https://$apiserver_ip:$apiserver_port/readyz"
 
 # No serving port for either (--secure-port 0): nothing scrapes them, and fixed ports could
 # clash with other software on the machine.

@@ -7,8 +7,12 @@ set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# 1. Kubelet first, so that it does not restart what the next steps stop.
+# 1. Kubelet first, so that it does not restart what the next steps stop. VM nodes go whole:
+#    their QEMU dies with run.sh, and nothing of theirs is on this machine but their taps.
 stop_daemon kubelet 30
+for p in "$pids"/vm[0-9].pid; do
+  [[ -f $p ]] && stop_daemon "$(basename "$p" .pid)" 30
+done
 # 2. Pod sandboxes through the CRI while containerd runs: StopPodSandbox runs CNI DEL.
 crictl=$(bin_dir cri-tools)/crictl
 if daemon_pid containerd >/dev/null && [[ -x $crictl ]]; then
@@ -58,6 +62,10 @@ done
 
 # 6. The bridge (pods' host-side veths went with their netns), the simulated node, the dirs.
 ip link del "$bridge" 2>/dev/null || true
+# The VM nodes' taps and the data network's bridge (vmnodes.sh).
+for l in /sys/class/net/rdmcm[0-9] /sys/class/net/rdmcd[0-9] /sys/class/net/rdmcd; do
+  [[ -e $l ]] && ip link del "${l##*/}" 2>/dev/null
+done
 nft delete table ip "$nft_table" 2>/dev/null || true
 if [[ -d $run_dir/simnode ]]; then
   "$repo/hack/simnode" down --root "$run_dir/simnode" >/dev/null 2>&1 || say "simnode down failed"

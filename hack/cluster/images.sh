@@ -11,7 +11,6 @@ set -euo pipefail
 # shellcheck source=hack/lib/oci.sh
 . "$repo/hack/lib/oci.sh"
 
-ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
 mkdir -p "$cache_dir/images"
 
 key=$(sha256sum "$cluster_dir/pause.c" "$repo/hack/lib/oci.sh" | sha256sum | cut -c1-16)
@@ -44,5 +43,5 @@ fi
 
 # --local --index-name: the image gets exactly this name, whatever the archive's annotations say
 # (through the transfer service, the default, the name is ignored).
-ctr images import --local --index-name "$pause_image" "$pause_tar" >/dev/null
-ctr images import --local --index-name "$workload_image" "$workload_tar" >/dev/null
+import_image "$pause_image" "$pause_tar"
+import_image "$workload_image" "$workload_tar"

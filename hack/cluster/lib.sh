@@ -35,7 +35,7 @@ versions_line() {
   return 1
 }
 
-# The Kubernetes version this run uses: $K8S_VERSION (1.34.4 or v1.34.4), else the running
+# The Kubernetes version this run uses: $K8S_VERSION (1.35.8 or v1.35.8), else the running
 # cluster's (so that status, kubectl and down match what up started), else the default.
 k8s_version() {
   local line want=${K8S_VERSION:-}
@@ -60,11 +60,17 @@ cni_conf=$state_dir/cni/net.d
 cdi_dir=$run_dir/cdi
 containerd_sock=$run_dir/containerd.sock
 node_name=${RDMANET_CLUSTER_NODE:-rdmanet-node}
-# The node's address: on a bridge of the cluster's own (pods' eth0 network), since the API
-# server must advertise an address that is not loopback and the host's own may not be used.
+# The control plane's address: on a bridge of the cluster's own (the host node's pods' eth0
+# network), since the API server must advertise an address that is not loopback and the host's
+# own may not be used.
 bridge=rdmc0
-pod_cidr=10.244.0.0/24
-node_ip=10.244.0.1
+apiserver_ip=10.244.0.1
+# This node's address and its pods' network: the host's by default. A VM node (vmnodes.sh) has
+# its management NIC on the host's bridge at 10.244.0.<1+i> and its pods on 10.244.<i>.0/24
+# behind a bridge of its own, routed between the nodes.
+node_ip=${RDMANET_CLUSTER_NODE_IP:-$apiserver_ip}
+pod_cidr=${RDMANET_CLUSTER_POD_CIDR:-10.244.0.0/24}
+pod_gw=${pod_cidr%.*}.1
 service_cidr=10.96.0.0/24
 nft_table=rdmanet_cluster
 apiserver_port=16443
@@ -151,6 +157,21 @@ bin_dir() {
   echo "$cache_dir/$1-$ver/bin"
 }
 k8s_bin() { bin_dir kubernetes "$(k8s_version)"; }
+
+# import_image NAME ARCHIVE: imports the OCI archive into this node's containerd under NAME, when
+# one runs here, and lists it in <state>/images, which every VM node imports at its boot.
+import_image() {
+  if daemon_pid containerd >/dev/null; then
+    "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io images import --local \
+      --index-name "$1" "$2" >/dev/null
+  fi
+  touch "$state_dir/images"
+  grep -qxF "$1 $2" "$state_dir/images" || echo "$1 $2" >>"$state_dir/images"
+}
+
+# vm_nodes: how many VM nodes the running cluster has (`cluster up --nodes N`), 0 for the one
+# node on this machine.
+vm_nodes() { sed -n 's/^vm-nodes=//p' "$state_dir/cluster.env" 2>/dev/null | grep . || echo 0; }
 
 # kubectl with the admin kubeconfig.
 kc() { "$(k8s_bin)/kubectl" --kubeconfig "$kubeconfig" "$@"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs Multus, the thick plugin, the way its upstream deployment does: its daemon in a
-# kube-system DaemonSet pod (image built here from the cached binaries), its CRD and RBAC applied
-# from upstream's own manifest, and the multus-shim CNI binary in the node's CNI bin dir. The
+# kube-system DaemonSet pod (image built here from the cached binaries; `multus.sh image` only
+# builds it), its CRD and RBAC applied from upstream's own manifest, and the multus-shim CNI binary in the node's CNI bin dir. The
 # daemon writes 00-multus.conf from the cluster network's config (network.sh), so every pod's
 # CNI calls go through Multus, which delegates eth0 to the bridge and extra networks (NADs) to
 # their plugins, reading device IDs from kubelet's pod-resources API.
@@ -23,7 +23,6 @@ set -euo pipefail
 read -r ver _ < <(versions_line multus)
 bin=$(bin_dir multus)
 image=rdmanet.local/multus:$ver
-install -m 0755 "$bin/multus-shim" "$cni_bin/multus-shim"
 
 tar=$cache_dir/images/multus-$ver-$(sha256sum "$bin/multus-daemon" "$repo/hack/lib/oci.sh" "$0" |
   sha256sum | cut -c1-16).oci.tar
@@ -41,7 +40,11 @@ if [[ ! -f $tar ]]; then
     -- /usr/src/multus-cni/bin/multus-daemon >/dev/null
   rm -rf "$root"
 fi
-"$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io images import --local --index-name "$image" "$tar" >/dev/null
+import_image "$image" "$tar"
+# `multus.sh image`: only the image, which VM nodes import at their boot (up.sh, before them).
+[[ ${1:-} == image ]] && exit 0
+
+install -m 0755 "$bin/multus-shim" "$cni_bin/multus-shim"
 
 # Upstream's CRD, ClusterRole, ClusterRoleBinding and ServiceAccount: every document of its
 # thick manifest but the ConfigMap and DaemonSet, which follow.
@@ -89,10 +92,12 @@ spec:
         securityContext: {privileged: true}
         env:
         - {name: MULTUS_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}
-        - {name: KUBERNETES_SERVICE_HOST, value: "$node_ip"}
+        - {name: KUBERNETES_SERVICE_HOST, value: "$apiserver_ip"}
         - {name: KUBERNETES_SERVICE_PORT, value: "$apiserver_port"}
-        # Passed on to the delegates it runs: rdmanet's CNI reads the simulated node's sysfs.
-        - {name: RDMANET_SYSFS_ROOT, value: "$run_dir/simnode"}
+$(if (($(vm_nodes) == 0)); then
+    echo "        # Passed on to the delegates it runs: rdmanet's CNI reads the simulated node's sysfs."
+    echo "        - {name: RDMANET_SYSFS_ROOT, value: \"$run_dir/simnode\"}"
+  fi)
         volumeMounts:
         - {name: config, mountPath: /etc/cni/net.d/multus.d, readOnly: true}
         - {name: hostroot, mountPath: /hostroot}
@@ -113,4 +118,9 @@ spec:
       - {name: pod-resources, hostPath: {path: $kubelet_dir/pod-resources}}
       - {name: devinfo, hostPath: {path: /run/k8s.cni.cncf.io, type: DirectoryOrCreate}}
 YAML
-wait_for 120 "Multus (00-multus.conf)" test -f "$cni_conf/00-multus.conf"
+if (($(vm_nodes) == 0)); then
+  wait_for 120 "Multus (00-multus.conf)" test -f "$cni_conf/00-multus.conf"
+else
+  # The VM nodes' own files are out of sight: every node's Multus pod Ready.
+  kc -n kube-system rollout status ds/kube-multus-ds --timeout 600s >/dev/null
+fi

@@ -19,7 +19,7 @@ set -euo pipefail
 if ! ip link show "$bridge" >/dev/null 2>&1; then
   ip link add "$bridge" type bridge
 fi
-ip addr replace "$node_ip/${pod_cidr#*/}" dev "$bridge"
+ip addr replace "$pod_gw/${pod_cidr#*/}" dev "$bridge"
 ip link set "$bridge" up
 ip route replace "$service_cidr" dev "$bridge"
 svc_ip=${service_cidr%.*}.1
@@ -29,11 +29,11 @@ delete table ip $nft_table
 table ip $nft_table {
   chain output {
     type nat hook output priority -100; policy accept;
-    ip daddr $svc_ip tcp dport 443 dnat to $node_ip:$apiserver_port
+    ip daddr $svc_ip tcp dport 443 dnat to $apiserver_ip:$apiserver_port
   }
   chain prerouting {
     type nat hook prerouting priority -100; policy accept;
-    ip daddr $svc_ip tcp dport 443 dnat to $node_ip:$apiserver_port
+    ip daddr $svc_ip tcp dport 443 dnat to $apiserver_ip:$apiserver_port
   }
 }
 NFT
@@ -58,7 +58,7 @@ cat >"$cni_conf/10-eth0.conflist" <<JSON
     "ipam": {
       "type": "host-local",
       "dataDir": "$state_dir/cni/ipam",
-      "ranges": [[{"subnet": "$pod_cidr", "rangeStart": "${pod_cidr%.*}.10", "gateway": "$node_ip"}]],
+      "ranges": [[{"subnet": "$pod_cidr", "rangeStart": "${pod_cidr%.*}.10", "gateway": "$pod_gw"}]],
       "routes": [{"dst": "0.0.0.0/0"}]
     }
   }]

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes the cluster's certificates, service-account keys and kubeconfigs under <state>/pki, once:
+# Makes the cluster's certificates, service-account keys and kubeconfigs under <state>/pki, once
+# (pki.sh [VM-NODE...]: also a kubelet cert for each VM node named):
 # a later `up` reuses them (the keys never leave the 0700 state dir).
 #
 # One CA signs everything: the API server's serving cert (for the node address, 127.0.0.1 and the
@@ -48,7 +49,7 @@ fi
 # The Service network's first address is the kubernetes Service's ClusterIP.
 svc_ip=${service_cidr%.*}.1
 cert apiserver "/CN=kube-apiserver" \
-  "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:localhost,IP:127.0.0.1,IP:$node_ip,IP:$svc_ip"
+  "DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:localhost,IP:127.0.0.1,IP:$apiserver_ip,IP:$svc_ip"
 cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
 cert admin "/O=system:masters/CN=rdmanet-cluster-admin"
 cert controller-manager "/CN=system:kube-controller-manager"
@@ -69,7 +70,7 @@ kind: Config
 clusters:
 - name: rdmanet
   cluster:
-    server: https://$node_ip:$apiserver_port
+    server: https://$apiserver_ip:$apiserver_port
     certificate-authority-data: $(base64 -w0 ca.crt)
 users:
 - name: $name
@@ -87,3 +88,8 @@ for n in controller-manager scheduler kubelet; do
   kubeconfig_for "$n.kubeconfig" "$n"
 done
 kubeconfig_for "$kubeconfig" admin
+# The VM nodes' kubelets (vmnodes.sh names them as arguments): system:node:<node> each.
+for n in "$@"; do
+  cert "kubelet-$n" "/O=system:nodes/CN=system:node:$n"
+  kubeconfig_for "kubelet-$n.kubeconfig" "kubelet-$n"
+done

@@ -7,6 +7,10 @@
 # installed here).
 #
 #   hack/cluster/rdmanet.sh deviceplugin|dra
+#   hack/cluster/rdmanet.sh image               only the image, which VM nodes import at boot
+#
+# On the VM cluster (`cluster up --nodes N`) the pool is the nodes' real igb VFs and the network
+# is mode sriov with a VLAN and a lossless priority; otherwise the simulated node's.
 #
 # RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
 # Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
@@ -14,7 +18,7 @@
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
-api=${1:?usage: rdmanet.sh deviceplugin|dra}
+api=${1:?usage: rdmanet.sh deviceplugin|dra|image}
 
 "$repo/hack/install-helm.sh"
 helm=$("$repo/hack/install-helm.sh" --print)/bin/helm
@@ -22,6 +26,13 @@ chart=$repo/manifests/helm/rdmanet
 version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$chart/Chart.yaml")
 
 archive=${RDMANET_IMAGE_ARCHIVE:-}
+image_name=docker.io/library/rdmanet:$version
+# VM nodes imported the image `rdmanet.sh image` listed before they booted: the install uses
+# that one, whatever the build dir holds by now.
+if [[ -z $archive && $api != image ]] && (($(vm_nodes))); then
+  archive=$(awk -v n="$image_name" '$1 == n {a = $2} END {print a}' "$state_dir/images")
+  [[ -n $archive ]] || die "no rdmanet image in $state_dir/images (rdmanet.sh image first)"
+fi
 if [[ -z $archive ]]; then
   build_dir=${BUILD_DIR:-$repo/build}
   [[ $build_dir = /* ]] || build_dir=$repo/$build_dir
@@ -39,16 +50,58 @@ if [[ -z $archive ]]; then
       die "hack/image.sh failed (log: $logs/image.log)"
   fi
 fi
-ctr() { "$(bin_dir containerd)/ctr" --address "$containerd_sock" -n k8s.io "$@"; }
 # hack/image.sh names the image rdmanet:<version> (ref.name); kubelet asks the CRI for the
 # normalized docker.io/library/rdmanet:<version>, the chart's default image.
-ctr images import --local --index-name "docker.io/library/rdmanet:$version" "$archive" >/dev/null
+import_image "$image_name" "$archive"
+[[ $api == image ]] && exit 0
 
 case $api in
   deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
   dra) values=$repo/manifests/values/sriov-dra.yaml ;;
 esac
 # kubelet's --root-dir holds pod-resources/ and the DRA dirs; device-plugins/ is at its fixed path.
+if (($(vm_nodes))); then
+  cat >"$state_dir/rdmanet-values.yaml" <<YAML
+api: $api
+image: {pullPolicy: Never}
+cni: {binDir: "$cni_bin"}
+devicePlugin:
+  kubeletDir: "$kubelet_dir"
+  devicePluginDir: "$device_plugin_dir"
+  cdi: {dir: "$cdi_dir"}
+# The VM nodes' igb (82576) VFs. They have no RDMA device of their own: Soft-RoCE goes on top
+# of a pod's VF (hack/vm/roce_pods.sh's arrangement).
+pools:
+  - resourceName: vf
+    mode: vf
+    selectors:
+      - {vendors: ["8086"], devices: ["10ca"], drivers: [igbvf]}
+    lossless: {priority: 3, dscp: 26}
+# One network per node half of 192.168.100.0/24: host-local keeps its leases per node, so two
+# nodes sharing one range would hand out the same address (whereabouts is not installed here).
+# igb has no DCB: the lossless priority is set on the VF and its PFC check only warns. Nor can
+# igb set a VF's link_state (rdmanet refuses the setting with a clear error), so none is asked.
+networks:
+$(for ((i = 1; i <= $(vm_nodes); i++)); do
+    cat <<NET
+  - name: rdma-vf-$i
+    mode: sriov
+    pool: vf
+    mtu: 1500
+    vlan: 100
+    spoofchk: "on"
+    trust: "off"
+    lossless: {priority: 3, check: warn}
+    ipam: {type: host-local, subnet: 192.168.100.0/24, rangeStart: 192.168.100.$((i * 20)), rangeEnd: 192.168.100.$((i * 20 + 19))}
+NET
+  done)
+YAML
+  "$helm" --kubeconfig "$kubeconfig" upgrade --install rdmanet "$chart" --namespace rdmanet \
+    --create-namespace -f "$values" -f "$state_dir/rdmanet-values.yaml" --wait --timeout 10m \
+    >/dev/null
+  kc -n rdmanet rollout status ds/rdmanet --timeout 600s >/dev/null
+  exit 0
+fi
 cat >"$state_dir/rdmanet-values.yaml" <<YAML
 api: $api
 image: {pullPolicy: Never}

@@ -5,7 +5,10 @@
 set -euo pipefail
 # shellcheck source=hack/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
-api=${1:?usage: up.sh deviceplugin|dra}
+api=${1:?usage: up.sh deviceplugin|dra [VM-NODES]}
+# 0: the node is this machine (a simulated one); N: the control plane stays here and the nodes
+# are N VMs with real SR-IOV NICs (vmnodes.sh).
+vm_count=${2:-0}
 start=$SECONDS
 
 "$cluster_dir/build.sh" >/dev/null
@@ -31,12 +34,25 @@ KUBECONFIG=$kubeconfig
 k8s=$(k8s_version)
 api=$api
 workload-image=$workload_image
-sysfs-root=$run_dir/simnode
+vm-nodes=$vm_count
 ENV
+((vm_count)) || echo "sysfs-root=$run_dir/simnode" >>"$state_dir/cluster.env"
 
 "$cluster_dir/pki.sh"
 "$cluster_dir/network.sh"
 "$cluster_dir/control-plane.sh"
+if ((vm_count)); then
+  # The images first: each VM node imports the list at its boot.
+  "$cluster_dir/images.sh"
+  "$cluster_dir/multus.sh" image
+  [[ ${RDMANET_CLUSTER_NO_RDMANET:-} == 1 ]] || "$cluster_dir/rdmanet.sh" image
+  "$cluster_dir/vmnodes.sh" "$vm_count"
+  "$cluster_dir/multus.sh"
+  [[ ${RDMANET_CLUSTER_NO_RDMANET:-} == 1 ]] || "$cluster_dir/rdmanet.sh" "$api"
+  say "cluster up in $((SECONDS - start)) s ($(k8s_version), $vm_count VM nodes)"
+  echo "KUBECONFIG=$kubeconfig"
+  exit 0
+fi
 "$cluster_dir/containerd.sh"
 "$cluster_dir/images.sh"
 "$cluster_dir/kubelet.sh"

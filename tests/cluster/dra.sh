@@ -61,7 +61,7 @@ daemon_token=$(kc -n rdmanet create token "$daemon_sa" --bound-object-kind Pod \
   --bound-object-name "$daemon_pod" --duration 10m)
 # The daemon's credentials alone: no kubeconfig, so no admin client certificate beside them.
 as_daemon() {
-  "$(k8s_bin)/kubectl" --kubeconfig /dev/null --server "https://$node_ip:$apiserver_port" \
+  "$(k8s_bin)/kubectl" --kubeconfig /dev/null --server "https://$apiserver_ip:$apiserver_port" \
     --certificate-authority "$pki/ca.crt" --token "$daemon_token" "$@"
 }
 slice_yaml() { # NAME NODE DRIVER
