@@ -15,7 +15,7 @@
 #include <mutex>
 #include <stdexcept>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "deviceplugin/daemon/http_wire.h"
 
 namespace rdmanet::dp {

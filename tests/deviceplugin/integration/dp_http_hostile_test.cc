@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "cni/state/state_store.h"
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/simnode/scale_shapes.h"
