@@ -42,17 +42,6 @@ Error invalid(std::string_view key, std::string_view what) {
   return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", key, what));
 }
 
-// Kubernetes qualified-name rule for the part after the prefix: what kubelet accepts.
-bool isValidResourceName(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
 Result<Lossless> parseLossless(const json& j, const std::string& key) {
   if (!j.is_object()) return invalid(key, "must be an object {\"priority\", \"dscp\"}");
   Lossless l;
@@ -85,7 +74,8 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
     std::string sub = fmt::format("{}.{}", key, k);
     if (k == "resourceName") {
       RDMANET_ASSIGN_OR_RETURN(p.resource_name, asString(v, sub));
-      if (!isValidResourceName(p.resource_name)) {
+      // The part after the prefix: what kubelet accepts.
+      if (!kube::isQualifiedNamePart(p.resource_name)) {
         return invalid(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
                                         "'-', '_', '.', at most 63)",
                                         p.resource_name));
