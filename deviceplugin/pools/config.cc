@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/base/enum_names.h"
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"
 #include "common/kube/names.h"
@@ -14,19 +15,18 @@ namespace rdmanet::dp {
 
 using nlohmann::json;
 
-std::string_view poolModeName(PoolMode m) { return m == PoolMode::kVf ? "vf" : "shared"; }
+namespace {
 
-std::string_view policyName(AllocationPolicy p) {
-  switch (p) {
-    case AllocationPolicy::kPack:
-      return "pack";
-    case AllocationPolicy::kSpread:
-      return "spread";
-    case AllocationPolicy::kGpuNear:
-      return "gpu-near";
-  }
-  return "?";
-}
+constexpr EnumName<PoolMode> kPoolModes[] = {{"vf", PoolMode::kVf}, {"shared", PoolMode::kShared}};
+constexpr EnumName<AllocationPolicy> kPolicies[] = {{"pack", AllocationPolicy::kPack},
+                                                    {"spread", AllocationPolicy::kSpread},
+                                                    {"gpu-near", AllocationPolicy::kGpuNear}};
+
+}  // namespace
+
+std::string_view poolModeName(PoolMode m) { return nameOf<PoolMode>(kPoolModes, m); }
+
+std::string_view policyName(AllocationPolicy p) { return nameOf<AllocationPolicy>(kPolicies, p); }
 
 bool PoolConfig::sameAs(const PoolConfig& o) const {
   return resource_prefix == o.resource_prefix && resource_name == o.resource_name &&
@@ -101,29 +101,21 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       has_max = true;
     } else if (k == "mode") {
       RDMANET_ASSIGN_OR_RETURN(std::string m, asString(v, sub));
-      if (m == "vf") {
-        p.mode = PoolMode::kVf;
-      } else if (m == "shared") {
-        p.mode = PoolMode::kShared;
-      } else {
-        return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
-      }
+      auto mode = enumOf<PoolMode>(kPoolModes, m);
+      if (!mode) return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
+      p.mode = *mode;
       has_mode = true;
     } else if (k == "lossless") {
       RDMANET_ASSIGN_OR_RETURN(Lossless l, parseLossless(v, sub));
       p.lossless = l;
     } else if (k == "preferredAllocation") {
       RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v, sub));
-      if (s == "pack") {
-        p.preferred_allocation = AllocationPolicy::kPack;
-      } else if (s == "spread") {
-        p.preferred_allocation = AllocationPolicy::kSpread;
-      } else if (s == "gpu-near") {
-        p.preferred_allocation = AllocationPolicy::kGpuNear;
-      } else {
+      auto policy = enumOf<AllocationPolicy>(kPolicies, s);
+      if (!policy) {
         return invalid(sub,
                        fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
       }
+      p.preferred_allocation = *policy;
     } else if (k == "podInfoDir") {
       RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;
