@@ -52,17 +52,6 @@ long statusKb(pid_t pid, const std::string& field) {
   return 0;
 }
 
-Fd connectLoopback(int port, int rcvbuf = 0) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (rcvbuf > 0) ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
-  return fd;
-}
-
 void sendAll(int fd, std::string_view s) {
   while (!s.empty()) {
     const ssize_t n = ::send(fd, s.data(), s.size(), MSG_NOSIGNAL);

@@ -80,6 +80,10 @@ class PluginProc {
   Child child_;
 };
 
+// A TCP connection to 127.0.0.1:port; an invalid Fd when it cannot connect. `rcvbuf` > 0 sets
+// SO_RCVBUF before connecting, so the receive window stays that small from the start.
+Fd connectLoopback(int port, int rcvbuf = 0);
+
 // GET http://127.0.0.1:port/path: {status, body}; status -1 if it cannot connect.
 std::pair<int, std::string> httpGet(int port, const std::string& path);
 
