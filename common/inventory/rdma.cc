@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <iterator>
 #include <set>
 #include <system_error>
 
@@ -115,12 +114,6 @@ void sortByName(std::vector<RdmaDevice>& devs) {
 }
 
 }  // namespace
-
-std::string_view rdmaPortStateName(int state, std::string_view other) {
-  static constexpr std::string_view kNames[] = {"DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER"};
-  if (state < 1 || state > static_cast<int>(std::size(kNames))) return other;
-  return kNames[state - 1];
-}
 
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs) {
   std::vector<std::string> names;

@@ -10,7 +10,6 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "common/base/pci_address.h"
@@ -72,11 +71,6 @@ struct RdmaReadOptions {
 // "." or "..", a '/', or not printable ASCII: netdev.h, isPrintableAsciiName) are left out and
 // reported to the Sysfs observer, here and in RdmaReader::under().
 std::vector<std::string> listRdmaDevices(const Sysfs& sysfs);
-
-// The kernel's name of an IB port state, as sysfs spells it after the number ("4: ACTIVE"; the
-// same numbers as libibverbs' ibv_port_state): DOWN (1), INIT, ARMED, ACTIVE, ACTIVE_DEFER (5).
-// `other` for any other number, NOP (0, "no state change") included.
-std::string_view rdmaPortStateName(int state, std::string_view other);
 
 // Reads RDMA devices for one pass over the node (a scan, a rescan, one CNI call).
 //

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/base/enum_names.h"
-#include "common/inventory/rdma.h"
+#include "common/inventory/rdma_port_state.h"
 
 namespace rdmanet {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "common/inventory/rdma.h"
+#include "common/inventory/rdma_port_state.h"
 
 namespace rdmanet::dp {
 
