@@ -203,17 +203,6 @@ int PluginProc::metricsPort(std::chrono::milliseconds timeout) {
   return -1;
 }
 
-Fd connectLoopback(int port, int rcvbuf) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (rcvbuf > 0) ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
-  return fd;
-}
-
 std::pair<int, std::string> httpGet(int port, const std::string& path) {
   const Fd fd = connectLoopback(port);
   if (fd.get() < 0) return {-1, ""};
