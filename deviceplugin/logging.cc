@@ -4,21 +4,27 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <array>
+#include <iterator>
 #include <mutex>
+
+#include "common/base/enum_names.h"
 
 namespace rdmanet::dp {
 
 namespace {
 
-constexpr std::array<Component, 7> kAll = {
-    Component::kDiscovery, Component::kServer, Component::kKubelet, Component::kHealth,
-    Component::kMetrics,   Component::kConfig, Component::kDoctor};
+// Every component, with the name its logger has.
+constexpr EnumName<Component> kAll[] = {
+    {"discovery", Component::kDiscovery}, {"server", Component::kServer},
+    {"kubelet", Component::kKubelet},     {"health", Component::kHealth},
+    {"metrics", Component::kMetrics},     {"config", Component::kConfig},
+    {"doctor", Component::kDoctor}};
 
 struct Loggers {
   std::mutex mu;
   std::shared_ptr<spdlog::sinks::stderr_sink_mt> sink =
       std::make_shared<spdlog::sinks::stderr_sink_mt>();
-  std::array<std::shared_ptr<spdlog::logger>, kAll.size()> byComponent;
+  std::array<std::shared_ptr<spdlog::logger>, std::size(kAll)> byComponent;
   spdlog::level::level_enum level = spdlog::level::info;
 };
 
@@ -29,25 +35,7 @@ Loggers& loggers() {
 
 }  // namespace
 
-std::string_view componentName(Component c) {
-  switch (c) {
-    case Component::kDiscovery:
-      return "discovery";
-    case Component::kServer:
-      return "server";
-    case Component::kKubelet:
-      return "kubelet";
-    case Component::kHealth:
-      return "health";
-    case Component::kMetrics:
-      return "metrics";
-    case Component::kConfig:
-      return "config";
-    case Component::kDoctor:
-      return "doctor";
-  }
-  return "?";
-}
+std::string_view componentName(Component c) { return nameOf<Component>(kAll, c); }
 
 std::shared_ptr<spdlog::logger> logger(Component c) {
   Loggers& l = loggers();

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet::cni {
 namespace {
 
@@ -11,15 +13,11 @@ Error envError(std::string_view var, std::string_view why) {
   return makeError(ErrorCode::kInvalidEnv, fmt::format("{} {}", var, why));
 }
 
-std::optional<Command> parseCommand(std::string_view s) {
-  if (s == "ADD") return Command::kAdd;
-  if (s == "DEL") return Command::kDel;
-  if (s == "CHECK") return Command::kCheck;
-  if (s == "GC") return Command::kGc;
-  if (s == "STATUS") return Command::kStatus;
-  if (s == "VERSION") return Command::kVersion;
-  return std::nullopt;
-}
+constexpr EnumName<Command> kCommands[] = {
+    {"ADD", Command::kAdd}, {"DEL", Command::kDel},       {"CHECK", Command::kCheck},
+    {"GC", Command::kGc},   {"STATUS", Command::kStatus}, {"VERSION", Command::kVersion}};
+
+std::optional<Command> parseCommand(std::string_view s) { return enumOf<Command>(kCommands, s); }
 
 bool isArgKeyChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
@@ -35,23 +33,7 @@ std::string printable(std::string_view s) {
 
 }  // namespace
 
-std::string_view commandName(Command c) {
-  switch (c) {
-    case Command::kAdd:
-      return "ADD";
-    case Command::kDel:
-      return "DEL";
-    case Command::kCheck:
-      return "CHECK";
-    case Command::kGc:
-      return "GC";
-    case Command::kStatus:
-      return "STATUS";
-    case Command::kVersion:
-      return "VERSION";
-  }
-  return "?";
-}
+std::string_view commandName(Command c) { return nameOf<Command>(kCommands, c); }
 
 bool isValidContainerId(std::string_view id) {
   if (id.empty() || id.size() > 255) return false;

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <chrono>
 
+#include "common/base/fd.h"
 #include "common/os/confined_path.h"
-#include "common/os/fd.h"
 
 namespace rdmanet::cni {
 

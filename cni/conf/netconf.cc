@@ -6,6 +6,7 @@
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
+#include "common/base/enum_names.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -22,12 +23,21 @@ std::string lower(std::string s) {
   return s;
 }
 
+constexpr EnumName<Mode> kModes[] = {
+    {"sriov", Mode::kSriov}, {"macvlan", Mode::kMacvlan}, {"host-device", Mode::kHostDevice}};
+constexpr EnumName<MacvlanMode> kMacvlanModes[] = {{"bridge", MacvlanMode::kBridge},
+                                                   {"private", MacvlanMode::kPrivate},
+                                                   {"vepa", MacvlanMode::kVepa},
+                                                   {"passthru", MacvlanMode::kPassthru}};
+constexpr EnumName<LosslessCheck> kLosslessChecks[] = {{"enforce", LosslessCheck::kEnforce},
+                                                       {"warn", LosslessCheck::kWarn},
+                                                       {"off", LosslessCheck::kOff}};
+constexpr EnumName<VfLinkState> kLinkStates[] = {{"auto", VfLinkState::kAuto},
+                                                 {"enable", VfLinkState::kEnable},
+                                                 {"disable", VfLinkState::kDisable}};
+
 std::optional<MacvlanMode> macvlanModeOf(std::string_view s) {
-  if (s == "bridge") return MacvlanMode::kBridge;
-  if (s == "private") return MacvlanMode::kPrivate;
-  if (s == "vepa") return MacvlanMode::kVepa;
-  if (s == "passthru") return MacvlanMode::kPassthru;
-  return std::nullopt;
+  return enumOf<MacvlanMode>(kMacvlanModes, s);
 }
 
 // sriov-cni writes "on"/"off"; accept booleans too.
@@ -75,12 +85,8 @@ Status parseModeKeys(const json& doc, NetConf& c) {
     c.macvlan_mode = *m;
   }
   if (!mode || mode->empty()) return okStatus();
-  if (*mode == "sriov") {
-    c.mode = Mode::kSriov;
-  } else if (*mode == "macvlan") {
-    c.mode = Mode::kMacvlan;
-  } else if (*mode == "host-device") {
-    c.mode = Mode::kHostDevice;
+  if (auto m = enumOf<Mode>(kModes, *mode)) {
+    c.mode = *m;
   } else if (auto m = macvlanModeOf(*mode)) {
     // A reference-macvlan netconf: "mode" is the macvlan sub-mode.
     if (mv_mode && *m != c.macvlan_mode) {
@@ -123,13 +129,8 @@ Status parseVfKeys(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(c.trust, onOff(doc, "trust"));
   RDMANET_ASSIGN_OR_RETURN(auto ls, optString(doc, "link_state"));
   if (ls) {
-    if (*ls == "auto") {
-      c.link_state = VfLinkState::kAuto;
-    } else if (*ls == "enable") {
-      c.link_state = VfLinkState::kEnable;
-    } else if (*ls == "disable") {
-      c.link_state = VfLinkState::kDisable;
-    } else {
+    c.link_state = enumOf<VfLinkState>(kLinkStates, *ls);
+    if (!c.link_state) {
       return invalid(
           fmt::format("\"link_state\" must be auto, enable or disable, not \"{}\"", *ls));
     }
@@ -155,15 +156,9 @@ Status parseLossless(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto check_opt, optString(*l, "check"));
   // A plain string: GCC 12 misreports optional<string> comparisons as maybe-uninitialized.
   const std::string check = check_opt.value_or("warn");
-  if (check == "enforce") {
-    lc.check = LosslessCheck::kEnforce;
-  } else if (check == "warn") {
-    lc.check = LosslessCheck::kWarn;
-  } else if (check == "off") {
-    lc.check = LosslessCheck::kOff;
-  } else {
-    return unsupported("lossless.check", check, "enforce, warn, off");
-  }
+  auto check_value = enumOf<LosslessCheck>(kLosslessChecks, check);
+  if (!check_value) return unsupported("lossless.check", check, "enforce, warn, off");
+  lc.check = *check_value;
   if (c.vlan_qos && *c.vlan_qos != lc.priority) {
     return invalid(fmt::format("\"vlanQoS\" {} differs from \"lossless.priority\" {}", *c.vlan_qos,
                                lc.priority));
@@ -297,17 +292,7 @@ Status parseAttachments(const json& doc, NetConf& c) {
 
 }  // namespace
 
-std::string_view modeName(Mode m) {
-  switch (m) {
-    case Mode::kSriov:
-      return "sriov";
-    case Mode::kMacvlan:
-      return "macvlan";
-    case Mode::kHostDevice:
-      return "host-device";
-  }
-  return "?";
-}
+std::string_view modeName(Mode m) { return nameOf<Mode>(kModes, m); }
 
 uint8_t NetConf::pcp() const {
   if (lossless) return static_cast<uint8_t>(lossless->priority);

@@ -16,7 +16,7 @@
 #include "cni/conf/limits.h"
 #include "cni/conf/netconf.h"
 #include "cni/ipam/ipam.h"
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 extern char** environ;
 

@@ -11,8 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
-#include "common/os/fd.h"
 
 namespace rdmanet::cni {
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 namespace fs = std::filesystem;
 

@@ -10,6 +10,8 @@
 //       "--expect-mtu: \"9k\" is not an integer in [68, 65535]".
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,28 @@ Result<Options> parseInto(const std::vector<std::string>& args, Define define) {
   o.help = parsed == Parsed::kHelp;
   o.version = parsed == Parsed::kVersion;
   return o;
+}
+
+// What a command does before its work, once `args` are parsed into `opts` (parseInto): a parse
+// error goes to `err` as "<prog>: <message>" followed by help() (exit 2); --help prints help()
+// and --version "<binary> <version>" to `out` (exit 0). nullopt: none of these, the command runs.
+template <typename Options, typename Help>
+std::optional<int> answerUsage(const Result<Options>& opts, std::string_view prog,
+                               std::string_view binary, Help help, std::ostream& out,
+                               std::ostream& err) {
+  if (!opts.ok()) {
+    err << prog << ": " << opts.error().msg << "\n" << help();
+    return 2;
+  }
+  if (opts->help) {
+    out << help();
+    return 0;
+  }
+  if (opts->version) {
+    out << binary << " " << version() << "\n";
+    return 0;
+  }
+  return std::nullopt;
 }
 
 // Validators, for the message after "--flag: ":

@@ -4,19 +4,19 @@
 
 #include <algorithm>
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet {
 
-std::string_view linkTypeName(LinkType t) {
-  switch (t) {
-    case LinkType::kEther:
-      return "ether";
-    case LinkType::kInfiniband:
-      return "infiniband";
-    case LinkType::kOther:
-      break;
-  }
-  return "other";
-}
+namespace {
+
+constexpr EnumName<LinkType> kLinkTypes[] = {{"ether", LinkType::kEther},
+                                             {"infiniband", LinkType::kInfiniband}};
+
+}  // namespace
+
+std::string_view linkTypeName(LinkType t) { return nameOf<LinkType>(kLinkTypes, t, "other"); }
+
 namespace {
 
 // Reads a netdev's attributes from its directory (class/net/<if> or <pci dir>/net/<if>).

@@ -5,23 +5,21 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet {
 
-std::string_view distanceName(Distance d) {
-  switch (d) {
-    case Distance::kPix:
-      return "PIX";
-    case Distance::kPxb:
-      return "PXB";
-    case Distance::kPhb:
-      return "PHB";
-    case Distance::kNode:
-      return "NODE";
-    case Distance::kSys:
-      return "SYS";
-  }
-  return "SYS";
-}
+namespace {
+
+constexpr EnumName<Distance> kDistances[] = {{"PIX", Distance::kPix},
+                                             {"PXB", Distance::kPxb},
+                                             {"PHB", Distance::kPhb},
+                                             {"NODE", Distance::kNode},
+                                             {"SYS", Distance::kSys}};
+
+}  // namespace
+
+std::string_view distanceName(Distance d) { return nameOf<Distance>(kDistances, d, "SYS"); }
 
 namespace {
 

@@ -1,5 +1,7 @@
 #include "common/kube/names.h"
 
+#include <cctype>
+
 namespace rdmanet::kube {
 namespace {
 
@@ -30,6 +32,16 @@ bool isDnsSubdomain(std::string_view s) {
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }
+}
+
+bool isQualifiedNamePart(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  if (!alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s) {
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
 }
 
 }  // namespace rdmanet::kube

@@ -21,20 +21,13 @@ Result<DcbState> LibnlNetlink::dcb(const std::string& ifname) {
   hdr.cmd = DCB_CMD_IEEE_GET;
   auto msg = nl::newMsg(RTM_GETDCB, 0, &hdr, sizeof(hdr));
   nla_put_string(msg.get(), DCB_ATTR_IFNAME, ifname.c_str());
-  std::optional<DcbState> state;
-  auto on = [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
-    if (h.nlmsg_type != RTM_GETDCB) return okStatus();
-    RDMANET_ASSIGN_OR_RETURN(DcbState s, parseDcbReply(p));
-    state = std::move(s);
-    return okStatus();
-  };
-  RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,
-                           nl::transact(sock_, msg.get(), on, ErrorCode::kNetlinkFailure));
+  RDMANET_ASSIGN_OR_RETURN(auto a,
+                           nl::transactOne<DcbState>(sock_, msg.get(), RTM_GETDCB, parseDcbReply));
   // EOPNOTSUPP: a kernel without CONFIG_DCB (no RTM_GETDCB handler) or a driver without
   // dcbnl_ops. Either way the port has no DCB to report, which is a state, not a failure.
-  if (o.err == EOPNOTSUPP) return DcbState{};
-  if (o.err != 0) return nl::refusal(o, "reading DCB of \"" + ifname + "\"");
-  return state.value_or(DcbState{});
+  if (a.outcome.err == EOPNOTSUPP) return DcbState{};
+  if (a.outcome.err != 0) return nl::refusal(a.outcome, "reading DCB of \"" + ifname + "\"");
+  return std::move(a.value).value_or(DcbState{});
 }
 
 }  // namespace rdmanet

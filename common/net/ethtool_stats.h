@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
-#include "common/os/fd.h"
 
 namespace rdmanet {
 

@@ -28,18 +28,9 @@ nl::MsgPtr linkMsg(int type, int flags, int ifindex, unsigned flags_set = 0,
 
 // Reads the single RTM_NEWLINK answer to a GETLINK request.
 Result<LinkInfo> getLink(nl_sock* sock, nl::MsgPtr msg, const std::string& what) {
-  std::optional<LinkInfo> found;
-  auto on = [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
-    if (h.nlmsg_type != RTM_NEWLINK) return okStatus();
-    RDMANET_ASSIGN_OR_RETURN(LinkInfo l, parseLinkMessage(p));
-    found = std::move(l);
-    return okStatus();
-  };
-  RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,
-                           nl::transact(sock, msg.get(), on, ErrorCode::kNetlinkFailure));
-  if (o.err != 0) return nl::refusal(o, what);
-  if (!found) return errnoError(ErrorCode::kDeviceNotFound, ENODEV, what);
-  return *found;
+  RDMANET_ASSIGN_OR_RETURN(
+      auto a, nl::transactOne<LinkInfo>(sock, msg.get(), RTM_NEWLINK, parseLinkMessage));
+  return nl::theReply(std::move(a), what);
 }
 
 Status putMode(nl_msg* msg, MacvlanMode mode) {

@@ -6,10 +6,14 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "common/base/result.h"
 
@@ -47,9 +51,36 @@ using OnReply = std::function<Status(const nlmsghdr& hdr, std::span<const uint8_
 // is returned as an Error with `code`; a kernel refusal is returned in Outcome.err.
 Result<Outcome> transact(nl_sock* sock, nl_msg* msg, const OnReply& on_reply, ErrorCode code);
 
+// A request answered by one data message (a GET): what the kernel answered, and the last reply
+// of `type` parsed by `parse` (a function of the payload returning Result<T>; nullopt when no
+// such reply came). A parse error ends the call with that error.
+template <typename T>
+struct Answer {
+  Outcome outcome;
+  std::optional<T> value;
+};
+template <typename T, typename Parse>
+Result<Answer<T>> transactOne(nl_sock* sock, nl_msg* msg, uint16_t type, Parse parse,
+                              ErrorCode code = ErrorCode::kNetlinkFailure) {
+  Answer<T> a;
+  auto on = [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
+    if (h.nlmsg_type != type) return okStatus();
+    RDMANET_ASSIGN_OR_RETURN(T v, parse(p));
+    a.value = std::move(v);
+    return okStatus();
+  };
+  RDMANET_ASSIGN_OR_RETURN(a.outcome, transact(sock, msg, on, code));
+  return a;
+}
+
 // The error for a refused request: ENODEV -> 100, anything else -> `code` (101 by default).
 Error refusal(const Outcome& o, const std::string& what,
               ErrorCode code = ErrorCode::kNetlinkFailure);
+
+// The reply of a GET that must have one: the kernel's refusal (refusal() below), or error 100
+// (ENODEV) when no reply came.
+template <typename T>
+Result<T> theReply(Answer<T> a, const std::string& what);
 
 // transact() + refusal(): success only on a zero ack.
 Status request(nl_sock* sock, nl_msg* msg, const std::string& what,
@@ -62,6 +93,13 @@ inline constexpr int kDumpAttempts = 4;
 Status dump(nl_sock* sock, const std::function<MsgPtr()>& make, const std::function<void()>& reset,
             const OnReply& on_reply, const std::string& what,
             ErrorCode code = ErrorCode::kNetlinkFailure);
+
+template <typename T>
+Result<T> theReply(Answer<T> a, const std::string& what) {
+  if (a.outcome.err != 0) return refusal(a.outcome, what);
+  if (!a.value) return errnoError(ErrorCode::kDeviceNotFound, ENODEV, what);
+  return std::move(*a.value);
+}
 
 // Best effort NLE_* -> errno, for the few libnl calls that only report NLE codes.
 int nleToErrno(int nle);

@@ -49,19 +49,10 @@ Result<std::vector<VfInfo>> LibnlNetlink::vfs(int pf_ifindex) {
   auto msg = nl::newMsg(RTM_GETLINK, 0, &ifi, sizeof(ifi));
   // Without RTEXT_FILTER_VF the kernel leaves IFLA_VFINFO_LIST out of the reply.
   nla_put_u32(msg.get(), IFLA_EXT_MASK, RTEXT_FILTER_VF);
-  std::optional<std::vector<VfInfo>> out;
-  auto on = [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
-    if (h.nlmsg_type != RTM_NEWLINK) return okStatus();
-    RDMANET_ASSIGN_OR_RETURN(auto list, parseVfInfoList(p));
-    out = std::move(list);
-    return okStatus();
-  };
   const std::string what = "reading VFs of link " + std::to_string(pf_ifindex);
-  RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,
-                           nl::transact(sock_, msg.get(), on, ErrorCode::kNetlinkFailure));
-  if (o.err != 0) return nl::refusal(o, what);
-  if (!out) return errnoError(ErrorCode::kDeviceNotFound, ENODEV, what);
-  return *out;
+  RDMANET_ASSIGN_OR_RETURN(
+      auto a, nl::transactOne<std::vector<VfInfo>>(sock_, msg.get(), RTM_NEWLINK, parseVfInfoList));
+  return nl::theReply(std::move(a), what);
 }
 
 Status LibnlNetlink::setVfMac(int pf, int vf, const MacAddress& mac) {

@@ -5,13 +5,13 @@
 #include <memory>
 #include <string>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
 #include "common/net/netlink.h"
-#include "common/os/fd.h"
 
 namespace rdmanet {
 
-// An open namespace file descriptor (an Fd, common/os/fd.h). Move-only; closes on destruction.
+// An open namespace file descriptor (an Fd, common/base/fd.h). Move-only; closes on destruction.
 class NetnsHandle {
  public:
   NetnsHandle() = default;

@@ -7,7 +7,7 @@
 
 #include <cerrno>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "common/os/held_file.h"
 
 namespace rdmanet {

@@ -17,8 +17,8 @@
 #include <functional>
 #include <string_view>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
-#include "common/os/fd.h"
 
 namespace rdmanet {
 

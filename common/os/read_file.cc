@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 namespace rdmanet {
 

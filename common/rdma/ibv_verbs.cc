@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <vector>
 
+#include "common/base/enum_names.h"
+#include "common/inventory/rdma_port_state.h"
+
 namespace rdmanet {
 namespace {
 
@@ -32,45 +35,11 @@ Result<DeviceList> listDevices(int& n) {
   return list;
 }
 
-std::string stateName(int s) {
-  // The kernel's sysfs spelling (ib_port_state_str without "PORT_"), so sources compare.
-  switch (s) {
-    case IBV_PORT_DOWN:
-      return "DOWN";
-    case IBV_PORT_INIT:
-      return "INIT";
-    case IBV_PORT_ARMED:
-      return "ARMED";
-    case IBV_PORT_ACTIVE:
-      return "ACTIVE";
-    case IBV_PORT_ACTIVE_DEFER:
-      return "ACTIVE_DEFER";
-    default:
-      return "NOP";
-  }
-}
-
-std::string speedName(int s) {
-  switch (s) {
-    case 1:
-      return "SDR";
-    case 2:
-      return "DDR";
-    case 4:
-      return "QDR";
-    case 8:
-      return "FDR10";
-    case 16:
-      return "FDR";
-    case 32:
-      return "EDR";
-    case 64:
-      return "HDR";
-    case 128:
-      return "NDR";
-    default:
-      return "";
-  }
+// ibv_port_attr.active_speed's values (IB_SPEED_*); "" for one this table does not know.
+std::string_view speedName(int s) {
+  static constexpr EnumName<int> kSpeeds[] = {{"SDR", 1},  {"DDR", 2},  {"QDR", 4},  {"FDR10", 8},
+                                              {"FDR", 16}, {"EDR", 32}, {"HDR", 64}, {"NDR", 128}};
+  return nameOf<int>(kSpeeds, s, "");
 }
 
 // The sysfs spelling of a GID: eight zero-padded groups ("%pI6" in core/sysfs.c show_port_gid).
@@ -144,7 +113,8 @@ Result<DeviceFacts> IbvRdmaVerbs::query(const std::string& device) {
                         fmt::format("verbs: ibv_query_port({}, {})", device, port));
     }
     PortFacts p{.num = port,
-                .state = stateName(pa.state),
+                // The kernel's sysfs spelling, so the two sources compare.
+                .state = std::string(rdmaPortStateName(pa.state, "NOP")),
                 .state_num = static_cast<int>(pa.state),
                 .link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand",
                 .active_mtu = ibMtuBytes(pa.active_mtu),

@@ -5,28 +5,25 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet {
 
-std::string_view gidTypeName(GidType t) {
-  switch (t) {
-    case GidType::kIb:
-      return "IB";
-    case GidType::kRoceV1:
-      return "IB/RoCE v1";
-    case GidType::kRoceV2:
-      return "RoCE v2";
-    case GidType::kUnknown:
-      break;
-  }
-  return "unknown";
-}
+namespace {
+
+// drivers/infiniband/core/sysfs.c prints ib_cache_gid_type_str(): "IB/RoCE v1" or "RoCE v2".
+// The first spelling of a type is its name; "RoCE v1" is read too.
+constexpr EnumName<GidType> kGidTypes[] = {{"IB", GidType::kIb},
+                                           {"IB/RoCE v1", GidType::kRoceV1},
+                                           {"RoCE v1", GidType::kRoceV1},
+                                           {"RoCE v2", GidType::kRoceV2}};
+
+}  // namespace
+
+std::string_view gidTypeName(GidType t) { return nameOf<GidType>(kGidTypes, t, "unknown"); }
 
 GidType parseGidType(std::string_view s) {
-  // drivers/infiniband/core/sysfs.c prints ib_cache_gid_type_str(): "IB/RoCE v1" or "RoCE v2".
-  if (s == "RoCE v2") return GidType::kRoceV2;
-  if (s == "IB/RoCE v1" || s == "RoCE v1") return GidType::kRoceV1;
-  if (s == "IB") return GidType::kIb;
-  return GidType::kUnknown;
+  return enumOf<GidType>(kGidTypes, s).value_or(GidType::kUnknown);
 }
 
 std::string_view factSourceName(FactSource s) {

@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet::dp {
 
 namespace {
@@ -17,25 +19,16 @@ Error badAddr(std::string_view what) {
   return makeError(ErrorCode::kInvalidConfig, fmt::format("--metrics-addr: {}", what));
 }
 
+// The reason phrase of each status the server sends.
 std::string_view reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Error";
-  }
+  static constexpr EnumName<int> kReasons[] = {{"OK", 200},
+                                               {"Bad Request", 400},
+                                               {"Not Found", 404},
+                                               {"Method Not Allowed", 405},
+                                               {"Request Header Fields Too Large", 431},
+                                               {"Internal Server Error", 500},
+                                               {"Service Unavailable", 503}};
+  return nameOf<int>(kReasons, status, "Error");
 }
 
 }  // namespace

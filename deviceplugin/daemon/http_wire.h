@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
-#include "common/os/fd.h"
 
 namespace rdmanet::dp {
 

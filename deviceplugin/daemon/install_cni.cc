@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <string>
 
+#include "common/base/fd.h"
 #include "common/os/atomic_file.h"
-#include "common/os/fd.h"
 
 namespace rdmanet::dp {
 

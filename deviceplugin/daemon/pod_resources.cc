@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/kubelet_client.h"
 #include "proto/kubelet/podresources/v1/api.grpc.pb.h"
 
 namespace rdmanet::dp {
@@ -16,25 +17,20 @@ class GrpcPodResources final : public podnet::KubeletPodSource {
       : socket_(std::move(socket)), deadline_(deadline), dra_driver_(std::move(dra_driver)) {}
 
   Result<std::vector<podnet::KubeletPod>> list() override {
-    std::error_code ec;
-    if (!std::filesystem::exists(socket_, ec)) {
-      return makeError(ErrorCode::kTryAgainLater,
-                       fmt::format("no kubelet pod-resources socket at {}", socket_.string()));
-    }
-    auto channel =
-        grpc::CreateChannel("unix:" + socket_.string(), grpc::InsecureChannelCredentials());
+    RDMANET_ASSIGN_OR_RETURN(
+        auto channel, kubeletChannel(socket_, fmt::format("no kubelet pod-resources socket at {}",
+                                                          socket_.string())));
     auto stub = ::v1::PodResourcesLister::NewStub(channel);
     ::v1::ListPodResourcesRequest req;
     ::v1::ListPodResourcesResponse resp;
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + deadline_);
+    setDeadlineIn(ctx, deadline_);
     const grpc::Status st = stub->List(&ctx, req, &resp);
     if (!st.ok()) {
-      const bool absent = st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                          st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
-      return makeError(absent ? ErrorCode::kTryAgainLater : ErrorCode::kNetlinkFailure,
-                       fmt::format("kubelet pod-resources List: {} ({})", st.error_message(),
-                                   static_cast<int>(st.error_code())));
+      return makeError(
+          kubeletUnreachable(st) ? ErrorCode::kTryAgainLater : ErrorCode::kNetlinkFailure,
+          fmt::format("kubelet pod-resources List: {} ({})", st.error_message(),
+                      static_cast<int>(st.error_code())));
     }
     std::vector<podnet::KubeletPod> out;
     out.reserve(static_cast<size_t>(resp.pod_resources_size()));

@@ -1,15 +1,33 @@
 #include "deviceplugin/daemon/subcommands.h"
 
+#include <fmt/format.h>
+
 #include <ctime>
 #include <iostream>
 #include <memory>
 
+#include "common/cli/command_line.h"
 #include "deviceplugin/daemon/install_cni.h"
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
 #include "deviceplugin/doctor/probe/probe.h"
+#include "deviceplugin/pools/config.h"
 
 namespace rdmanet::dp {
+
+std::optional<int> runOneShot(const Flags& flags, std::string_view argv0) {
+  if (flags.help) {
+    std::cout << usage();
+    return 0;
+  }
+  if (flags.version) {
+    std::cout << "rdmanet-device-plugin " << cli::version() << "\n";
+    return 0;
+  }
+  if (!flags.check_config.empty()) return runCheckConfig(flags.check_config);
+  if (!flags.install_cni.empty()) return runInstallCni(argv0, flags.install_cni);
+  return std::nullopt;
+}
 
 int runDoctorCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "probe") {
@@ -40,6 +58,21 @@ int runInstallCni(std::string_view argv0, const std::filesystem::path& dir) {
     return 1;
   }
   std::cout << "installed " << src.string() << " as " << (dir / kCniBinaryName).string() << "\n";
+  return 0;
+}
+
+int runCheckConfig(const std::filesystem::path& file) {
+  auto cfg = loadConfigFile(file);
+  if (!cfg.ok()) {
+    std::cerr << "invalid config: " << cfg.error().msg << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("config OK: {} pools\n", cfg->pools.size());
+  for (const auto& p : cfg->pools) {
+    std::cout << fmt::format("  {} mode={} preferredAllocation={} selectors={}\n", p.fullName(),
+                             poolModeName(p.mode), policyName(p.preferred_allocation),
+                             p.selectors.size());
+  }
   return 0;
 }
 

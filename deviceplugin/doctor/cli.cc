@@ -63,17 +63,8 @@ int runCli(const std::vector<std::string>& args, Netlink* netlink, int64_t now_u
 int runCli(const std::vector<std::string>& args, const CliSeams& seams, int64_t now_unix,
            std::ostream& out, std::ostream& err) {
   auto opts = parseArgs(args);
-  if (!opts.ok()) {
-    err << "rdmanet-doctor: " << opts.error().msg << "\n" << usage();
-    return 2;
-  }
-  if (opts->help) {
-    out << usage();
-    return 0;
-  }
-  if (opts->version) {
-    out << "rdmanet-doctor " << cli::version() << "\n";
-    return 0;
+  if (auto code = cli::answerUsage(opts, "rdmanet-doctor", "rdmanet-doctor", usage, out, err)) {
+    return *code;
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(opts->sysfs_root, ec)) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "common/base/enum_names.h"
 #include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
@@ -55,15 +56,10 @@ std::optional<CounterClass> classifyCounter(std::string_view name) {
 }
 
 std::string_view counterClassName(CounterClass c) {
-  switch (c) {
-    case CounterClass::kError:
-      return "error";
-    case CounterClass::kRetransmit:
-      return "retransmit";
-    case CounterClass::kCongestion:
-      return "congestion";
-  }
-  return "error";
+  static constexpr EnumName<CounterClass> kNames[] = {{"error", CounterClass::kError},
+                                                      {"retransmit", CounterClass::kRetransmit},
+                                                      {"congestion", CounterClass::kCongestion}};
+  return nameOf<CounterClass>(kNames, c, "error");
 }
 
 std::string snapshotToJson(const CounterSnapshot& snap) {

@@ -42,18 +42,9 @@ void defineFlags(CLI::App& app, PodsOptions& o) {
 int runPodsCli(const std::vector<std::string>& args, const PodsCliDeps& deps, std::ostream& out,
                std::ostream& err) {
   auto opts = cli::parseInto<PodsOptions>(args, defineFlags);
-  if (!opts.ok()) {
-    err << "rdmanet-doctor pods: " << opts.error().msg << "\n"
-        << cli::helpOf<PodsOptions>(defineFlags);
-    return 2;
-  }
-  if (opts->help) {
-    out << cli::helpOf<PodsOptions>(defineFlags);
-    return 0;
-  }
-  if (opts->version) {
-    out << "rdmanet-doctor " << cli::version() << "\n";
-    return 0;
+  const auto help = [] { return cli::helpOf<PodsOptions>(defineFlags); };
+  if (auto code = cli::answerUsage(opts, "rdmanet-doctor pods", "rdmanet-doctor", help, out, err)) {
+    return *code;
   }
   std::error_code ec;
   if (!std::filesystem::is_directory(opts->state_dir, ec)) {

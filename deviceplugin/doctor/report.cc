@@ -1,5 +1,7 @@
 #include "deviceplugin/doctor/report.h"
 
+#include "common/base/enum_names.h"
+
 namespace rdmanet::doctor {
 
 int severity(Verdict v) {
@@ -17,17 +19,11 @@ int severity(Verdict v) {
 }
 
 std::string_view verdictName(Verdict v) {
-  switch (v) {
-    case Verdict::kPass:
-      return "PASS";
-    case Verdict::kWarn:
-      return "WARN";
-    case Verdict::kFail:
-      return "FAIL";
-    case Verdict::kUnknown:
-      return "UNKNOWN";
-  }
-  return "UNKNOWN";
+  static constexpr EnumName<Verdict> kNames[] = {{"PASS", Verdict::kPass},
+                                                 {"WARN", Verdict::kWarn},
+                                                 {"FAIL", Verdict::kFail},
+                                                 {"UNKNOWN", Verdict::kUnknown}};
+  return nameOf<Verdict>(kNames, v, "UNKNOWN");
 }
 
 const std::string* CheckResult::value(std::string_view key) const {

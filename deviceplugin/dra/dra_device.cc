@@ -18,17 +18,6 @@ bool isCIdentifier(std::string_view s) {
   return true;
 }
 
-// Label name part / label value: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63.
-bool isLabelToken(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
-}
-
 // semver.org 2.0.0's published regular expression.
 bool isSemver(const std::string& s) {
   static const std::regex re(
@@ -118,10 +107,10 @@ Status validateDevice(const DraDevice& d) {
                                           : std::string_view(t.key).substr(slash + 1);
     const bool prefix_ok = slash == std::string::npos ||
                            kube::isDnsSubdomain(std::string_view(t.key).substr(0, slash));
-    if (!prefix_ok || !isLabelToken(key_name)) {
+    if (!prefix_ok || !kube::isQualifiedNamePart(key_name)) {
       return invalid(d, fmt::format("taint key \"{}\" is not a label name", t.key));
     }
-    if (!t.value.empty() && !isLabelToken(t.value)) {
+    if (!t.value.empty() && !kube::isQualifiedNamePart(t.value)) {
       return invalid(d, fmt::format("taint value \"{}\" is not a label value", t.value));
     }
     if (t.effect != "None" && t.effect != "NoSchedule" && t.effect != "NoExecute") {

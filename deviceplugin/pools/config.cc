@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/base/enum_names.h"
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"
 #include "common/kube/names.h"
@@ -14,19 +15,18 @@ namespace rdmanet::dp {
 
 using nlohmann::json;
 
-std::string_view poolModeName(PoolMode m) { return m == PoolMode::kVf ? "vf" : "shared"; }
+namespace {
 
-std::string_view policyName(AllocationPolicy p) {
-  switch (p) {
-    case AllocationPolicy::kPack:
-      return "pack";
-    case AllocationPolicy::kSpread:
-      return "spread";
-    case AllocationPolicy::kGpuNear:
-      return "gpu-near";
-  }
-  return "?";
-}
+constexpr EnumName<PoolMode> kPoolModes[] = {{"vf", PoolMode::kVf}, {"shared", PoolMode::kShared}};
+constexpr EnumName<AllocationPolicy> kPolicies[] = {{"pack", AllocationPolicy::kPack},
+                                                    {"spread", AllocationPolicy::kSpread},
+                                                    {"gpu-near", AllocationPolicy::kGpuNear}};
+
+}  // namespace
+
+std::string_view poolModeName(PoolMode m) { return nameOf<PoolMode>(kPoolModes, m); }
+
+std::string_view policyName(AllocationPolicy p) { return nameOf<AllocationPolicy>(kPolicies, p); }
 
 bool PoolConfig::sameAs(const PoolConfig& o) const {
   return resource_prefix == o.resource_prefix && resource_name == o.resource_name &&
@@ -40,17 +40,6 @@ namespace {
 
 Error invalid(std::string_view key, std::string_view what) {
   return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", key, what));
-}
-
-// Kubernetes qualified-name rule for the part after the prefix: what kubelet accepts.
-bool isValidResourceName(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  for (char c : s) {
-    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
-  }
-  return true;
 }
 
 Result<Lossless> parseLossless(const json& j, const std::string& key) {
@@ -85,7 +74,8 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
     std::string sub = fmt::format("{}.{}", key, k);
     if (k == "resourceName") {
       RDMANET_ASSIGN_OR_RETURN(p.resource_name, asString(v, sub));
-      if (!isValidResourceName(p.resource_name)) {
+      // The part after the prefix: what kubelet accepts.
+      if (!kube::isQualifiedNamePart(p.resource_name)) {
         return invalid(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
                                         "'-', '_', '.', at most 63)",
                                         p.resource_name));
@@ -111,29 +101,21 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       has_max = true;
     } else if (k == "mode") {
       RDMANET_ASSIGN_OR_RETURN(std::string m, asString(v, sub));
-      if (m == "vf") {
-        p.mode = PoolMode::kVf;
-      } else if (m == "shared") {
-        p.mode = PoolMode::kShared;
-      } else {
-        return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
-      }
+      auto mode = enumOf<PoolMode>(kPoolModes, m);
+      if (!mode) return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
+      p.mode = *mode;
       has_mode = true;
     } else if (k == "lossless") {
       RDMANET_ASSIGN_OR_RETURN(Lossless l, parseLossless(v, sub));
       p.lossless = l;
     } else if (k == "preferredAllocation") {
       RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v, sub));
-      if (s == "pack") {
-        p.preferred_allocation = AllocationPolicy::kPack;
-      } else if (s == "spread") {
-        p.preferred_allocation = AllocationPolicy::kSpread;
-      } else if (s == "gpu-near") {
-        p.preferred_allocation = AllocationPolicy::kGpuNear;
-      } else {
+      auto policy = enumOf<AllocationPolicy>(kPolicies, s);
+      if (!policy) {
         return invalid(sub,
                        fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
       }
+      p.preferred_allocation = *policy;
     } else if (k == "podInfoDir") {
       RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;

@@ -2,26 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "common/inventory/rdma_port_state.h"
+
 namespace rdmanet::dp {
 
 namespace {
-
-// What a port state number is called in sysfs ("4: ACTIVE"), for reasons users read.
-std::string_view portStateName(int s) {
-  switch (s) {
-    case 1:
-      return "DOWN";
-    case 2:
-      return "INIT";
-    case 3:
-      return "ARMED";
-    case 4:
-      return "ACTIVE";
-    case 5:
-      return "ACTIVE_DEFER";
-  }
-  return "unknown";
-}
 
 // The first port of `rdma` that is not ACTIVE, as "mlx5_0 port 1 is DOWN".
 std::optional<std::string> inactivePort(const std::string& rdma, const HealthInputs& in) {
@@ -30,7 +15,8 @@ std::optional<std::string> inactivePort(const std::string& rdma, const HealthInp
   if (it == in.rdma_ports.end()) return std::nullopt;
   for (size_t i = 0; i < it->second.size(); ++i) {
     int s = it->second[i];
-    if (s != kRdmaPortActive) return fmt::format("{} port {} is {}", rdma, i + 1, portStateName(s));
+    if (s != kRdmaPortActive)
+      return fmt::format("{} port {} is {}", rdma, i + 1, rdmaPortStateName(s, "unknown"));
   }
   return std::nullopt;
 }

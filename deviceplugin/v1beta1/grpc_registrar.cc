@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include "deviceplugin/kubelet_client.h"
 #include "deviceplugin/v1beta1/endpoint.h"
 #include "proto/api.grpc.pb.h"
 
@@ -15,15 +16,10 @@ class GrpcRegistrar final : public KubeletRegistrar {
 
   Status registerPool(const std::filesystem::path& kubelet_socket,
                       const Registration& reg) override {
-    std::error_code ec;
-    if (!std::filesystem::exists(kubelet_socket, ec)) {
-      return makeError(ErrorCode::kTryAgainLater,
-                       fmt::format("kubelet is not there ({} missing)", kubelet_socket.string()));
-    }
-    // A fresh channel per attempt: after a kubelet restart an old channel would keep
-    // reconnecting with backoff to a socket inode that no longer exists.
-    auto channel =
-        grpc::CreateChannel("unix:" + kubelet_socket.string(), grpc::InsecureChannelCredentials());
+    RDMANET_ASSIGN_OR_RETURN(
+        auto channel,
+        kubeletChannel(kubelet_socket,
+                       fmt::format("kubelet is not there ({} missing)", kubelet_socket.string())));
     auto stub = ::v1beta1::Registration::NewStub(channel);
     ::v1beta1::RegisterRequest req;
     req.set_version(std::string(kApiVersion));
@@ -33,11 +29,10 @@ class GrpcRegistrar final : public KubeletRegistrar {
     req.mutable_options()->set_get_preferred_allocation_available(true);
     ::v1beta1::Empty resp;
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + deadline_);
+    setDeadlineIn(ctx, deadline_);
     grpc::Status st = stub->Register(&ctx, req, &resp);
     if (st.ok()) return okStatus();
-    bool absent = st.error_code() == grpc::StatusCode::UNAVAILABLE ||
-                  st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+    const bool absent = kubeletUnreachable(st);
     return makeError(absent ? ErrorCode::kTryAgainLater : ErrorCode::kInvalidConfig,
                      fmt::format("kubelet {} registration of {}: {} ({})",
                                  absent ? "unreachable for" : "refused", reg.resource_name,

@@ -11,8 +11,8 @@
 
 #include <map>
 
+#include "common/base/fd.h"
 #include "common/net/link_monitor.h"
-#include "common/os/fd.h"
 #include "tests/fakes/fake_kernel.h"
 
 namespace rdmanet {

@@ -27,6 +27,8 @@
 #        conf/     the netconf, the CNI environment, results, limits, the logger
 #      So no room includes a verb, and a folder of cni/ that is none of these rooms is refused
 #      until it is given its floor here.
+#   9. common/base/ is common/'s ground floor (Result, Sysfs, Clock, Fd, addresses): it includes
+#      nothing else of ours, so every other room of common/ may build on it.
 set -euo pipefail
 
 check() {
@@ -57,6 +59,15 @@ check() {
     bad=1
   fi
   rule "production code includes tests/" '"tests/' cni common deviceplugin proto
+  # Rule 9: every quoted include of common/base/ is common/base/.
+  local up
+  up=$(includes common/base | grep -E '#[[:space:]]*include[[:space:]]*"' |
+    grep -vE '"common/base/' || true)
+  if [[ -n $up ]]; then
+    printf 'layering: common/base/ reaches above its floor (it may include common/base/ only):\n%s\n' \
+      "$up" >&2
+    bad=1
+  fi
   rule "the core (deviceplugin/pools) reaches a front or the daemon" \
     '"deviceplugin/(v1beta1|dra|daemon|front)/' deviceplugin/pools
   rule "the v1beta1 front reaches the DRA front" '"deviceplugin/dra/' deviceplugin/v1beta1
@@ -106,6 +117,7 @@ self_test() {
     "$t"/deviceplugin/{front,daemon,dra/kubelet,dra/apiserver}
   echo '#include "common/base/result.h"' >"$t/cni/a.cc"
   echo '#include <netlink/netlink.h>' >"$t/common/net/libnl_socket.h"
+  echo '#include "common/base/fd.h"' >"$t/common/base/ok.cc"
   echo '#include "deviceplugin/pools/pool.h"' >"$t/deviceplugin/v1beta1/ok.cc"
   # The arrows that are allowed: down to front/, the daemon to a front, a side to dra/'s seams.
   echo '#include "deviceplugin/front/front.h"' >"$t/deviceplugin/dra/ok.h"
@@ -126,6 +138,7 @@ self_test() {
   local plant n=0 failed=0
   for plant in 'cni/x.cc:#include <grpcpp/grpcpp.h>' 'cni/y.h:#include "proto/api.pb.h"' \
     'common/base/x.cc:#include "cni/conf/netconf.h"' 'common/base/y.cc:#include "deviceplugin/logging.h"' \
+    'common/base/z.cc:#include "common/os/read_file.h"' \
     'deviceplugin/pools/x.cc:#include <netlink/msg.h>' 'cni/z.cc:#include "tests/fakes/fake_kernel.h"' \
     'deviceplugin/pools/y.cc:#include "deviceplugin/daemon/daemon.h"' \
     'deviceplugin/v1beta1/x.cc:#include "deviceplugin/dra/dra_front.h"' \

@@ -8,17 +8,9 @@ namespace rdmanet::doctor {
 
 int runProbeCli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   auto o = parseProbeArgs(args);
-  if (!o.ok()) {
-    err << "rdmanet-doctor probe: " << o.error().msg << "\n" << probeUsage();
-    return 2;
-  }
-  if (o->help) {
-    out << probeUsage();
-    return 0;
-  }
-  if (o->version) {
-    out << "rdmanet-doctor " << cli::version() << "\n";
-    return 0;
+  if (auto code =
+          cli::answerUsage(o, "rdmanet-doctor probe", "rdmanet-doctor", probeUsage, out, err)) {
+    return *code;
   }
   if (o->listen) {
     if (auto s = runProbeServer(*o, err); !s.ok()) {

@@ -24,5 +24,14 @@ TEST(NamesTest, DnsSubdomain) {
   EXPECT_FALSE(isDnsSubdomain(std::string(254, 'a')));
 }
 
+TEST(NamesTest, QualifiedNamePart) {
+  for (const char* ok : {"a", "Z", "rdma_vf", "vf.pool-1", "0", "A-b_c.d"})
+    EXPECT_TRUE(isQualifiedNamePart(ok)) << ok;
+  for (const char* bad : {"", "-a", "a-", "_a", "a.", "a/b", "a b", "caf\xc3\xa9"})
+    EXPECT_FALSE(isQualifiedNamePart(bad)) << bad;
+  EXPECT_TRUE(isQualifiedNamePart(std::string(63, 'a')));
+  EXPECT_FALSE(isQualifiedNamePart(std::string(64, 'a')));
+}
+
 }  // namespace
 }  // namespace rdmanet::kube

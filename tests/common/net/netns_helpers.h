@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 namespace rdmanet::testing {
 

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet {

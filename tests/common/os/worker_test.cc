@@ -6,13 +6,13 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 
-#include <condition_variable>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/os/mailbox.h"
+#include "tests/fakes/call_count.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace rdmanet {
@@ -21,49 +21,26 @@ namespace {
 using namespace std::chrono_literals;
 using testing::FakeClock;
 
-// Counts runs and lets the test wait for a count (the job runs on the worker's thread).
-class Runs {
- public:
-  void add() {
-    {
-      std::lock_guard lk(mu_);
-      ++count_;
-    }
-    cv_.notify_all();
-  }
-  bool waitFor(int n) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, 10s, [&] { return count_ >= n; });
-  }
-  int count() {
-    std::lock_guard lk(mu_);
-    return count_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0;
-};
+using testing::CallCount;
 
 // A job that counts its runs and asks to run again `period` after each (none: only when woken).
-Worker::Job counting(Runs& runs, const FakeClock& clock,
+Worker::Job counting(CallCount& runs, const FakeClock& clock,
                      std::optional<Clock::duration> period = std::nullopt) {
   return [&runs, &clock, period](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
-    runs.add();
+    runs.enter();
     if (!period) return std::nullopt;
     return clock.now() + *period;
   };
 }
 
 // Exactly `n` runs, once the worker is back asleep on the clock.
-bool settledAt(Runs& runs, const FakeClock& clock, int n) {
+bool settledAt(CallCount& runs, const FakeClock& clock, int n) {
   return runs.waitFor(n) && clock.waitIdle() && runs.count() == n;
 }
 
 TEST(WorkerTest, RunsOnlyWhenWoken) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   Worker w(clock, counting(runs, clock));
   ASSERT_TRUE(clock.waitIdle());
   clock.advance(24h);
@@ -75,7 +52,7 @@ TEST(WorkerTest, RunsOnlyWhenWoken) {
 
 TEST(WorkerTest, RunsAgainAtTheTimeTheJobAskedForOnTheClock) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   Worker w(clock, counting(runs, clock, 5s), clock.now());  // the first run at once
   ASSERT_TRUE(settledAt(runs, clock, 1));
   clock.advance(4999ms);
@@ -86,7 +63,7 @@ TEST(WorkerTest, RunsAgainAtTheTimeTheJobAskedForOnTheClock) {
 
 TEST(WorkerTest, AWakeBeforeTheTimerRunsTheJobAtOnce) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   Worker w(clock, counting(runs, clock), clock.now() + 1h);
   ASSERT_TRUE(clock.waitIdle());
   w.wake();
@@ -95,29 +72,17 @@ TEST(WorkerTest, AWakeBeforeTheTimerRunsTheJobAtOnce) {
 
 TEST(WorkerTest, WakesDuringARunFoldIntoOneMoreRun) {
   FakeClock clock;
-  Runs runs;
-  std::mutex gate_mu;
-  std::condition_variable gate_cv;
-  bool in_run = false, open = false;
+  CallCount runs;
+  CallCount in_run(CallCount::Gate::kClosed);
   Worker w(clock, [&](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
-    std::unique_lock lk(gate_mu);
-    in_run = true;
-    gate_cv.notify_all();
-    gate_cv.wait(lk, [&] { return open; });
-    runs.add();
+    in_run.enter();
+    runs.enter();
     return std::nullopt;
   });
   w.wake();
-  {
-    std::unique_lock lk(gate_mu);
-    ASSERT_TRUE(gate_cv.wait_for(lk, 10s, [&] { return in_run; }));
-  }
+  ASSERT_TRUE(in_run.waitFor(1));
   for (int i = 0; i < 3; ++i) w.wake();
-  {
-    std::lock_guard lk(gate_mu);
-    open = true;
-  }
-  gate_cv.notify_all();
+  in_run.open();
   EXPECT_TRUE(settledAt(runs, clock, 2));
 }
 
@@ -126,13 +91,13 @@ TEST(WorkerTest, WakesDuringARunFoldIntoOneMoreRun) {
 // kRetryAfterThrow later on the clock, and on the next wake.
 TEST(WorkerTest, AJobThatThrowsIsReportedAndRunsAgainLater) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   std::mutex mu;
   std::vector<std::string> reported;
   Worker w(
       clock,
       [&](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
-        runs.add();
+        runs.enter();
         throw std::runtime_error("bad name");
       },
       clock.now(),
@@ -154,9 +119,9 @@ TEST(WorkerTest, AJobThatThrowsIsReportedAndRunsAgainLater) {
 // Without a reporter, and with something thrown that is not a std::exception, it carries on too.
 TEST(WorkerTest, AJobThatThrowsANonStandardExceptionCarriesOnWithoutAReporter) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   Worker w(clock, [&](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
-    runs.add();
+    runs.enter();
     if (runs.count() == 1) throw 42;
     return std::nullopt;
   });
@@ -169,7 +134,7 @@ TEST(WorkerTest, AJobThatThrowsANonStandardExceptionCarriesOnWithoutAReporter) {
 
 TEST(WorkerTest, StopEndsATimedWaitWithoutTheClockMoving) {
   FakeClock clock;
-  Runs runs;
+  CallCount runs;
   Worker w(clock, counting(runs, clock, 1h), clock.now());
   ASSERT_TRUE(settledAt(runs, clock, 1));
   EXPECT_TRUE(w.join(10s));
@@ -196,34 +161,19 @@ TEST(WorkerTest, TheJobSeesTheQuitFlagAndJoinWaitsForItToReturn) {
 
 TEST(WorkerTest, AJobThatDoesNotReturnWithinTheGraceIsAbandoned) {
   FakeClock clock;
-  struct Gate {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool entered = false, open = false;
-  };
-  auto gate = std::make_shared<Gate>();
+  auto gate = std::make_shared<CallCount>(CallCount::Gate::kClosed);
   auto w = std::make_unique<Worker>(
       clock,
       [gate](const std::atomic<bool>&) -> std::optional<Clock::time_point> {
-        std::unique_lock lk(gate->mu);
-        gate->entered = true;
-        gate->cv.notify_all();
-        gate->cv.wait(lk, [&] { return gate->open; });
+        gate->enter();
         return std::nullopt;
       },
       clock.now());
-  {
-    std::unique_lock lk(gate->mu);
-    ASSERT_TRUE(gate->cv.wait_for(lk, 10s, [&] { return gate->entered; }));
-  }
+  ASSERT_TRUE(gate->waitFor(1));
   EXPECT_FALSE(w->join(10ms));
   EXPECT_FALSE(w->join(10s));  // the first answer stands
   w.reset();                   // no join: the thread is its own now
-  {
-    std::lock_guard lk(gate->mu);
-    gate->open = true;
-  }
-  gate->cv.notify_all();
+  gate->open();
 }
 
 TEST(MailboxTest, PostsComeBackInOrderAndMakeTheFdReadableUntilDrained) {

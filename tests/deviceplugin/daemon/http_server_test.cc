@@ -11,27 +11,19 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <condition_variable>
-#include <mutex>
 #include <stdexcept>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "deviceplugin/daemon/http_wire.h"
+#include "tests/deviceplugin/integration/harness.h"
+#include "tests/fakes/call_count.h"
 
 namespace rdmanet::dp {
 namespace {
 
 using namespace std::chrono_literals;
 
-Fd connectTo(int port) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
-  return fd;
-}
+using testing::connectLoopback;
 
 void sendText(const Fd& fd, std::string_view s) {
   (void)::send(fd.get(), s.data(), s.size(), MSG_NOSIGNAL);
@@ -53,40 +45,24 @@ std::string readAll(const Fd& fd) {
 }
 
 std::string get(int port, const std::string& request) {
-  Fd fd = connectTo(port);
+  Fd fd = connectLoopback(port);
   sendText(fd, request);
   return readAll(fd);
 }
 
-// A /metrics handler that counts its renders and, while closed, blocks them.
+// A /metrics handler that counts its renders and, until the test opens the gate, blocks them.
 class Renders {
  public:
   HttpResponse render() {
-    std::unique_lock lk(mu_);
-    ++count_;
-    cv_.notify_all();
-    cv_.wait(lk, [this] { return open_; });
-    return HttpResponse{200, "text/plain", "render " + std::to_string(count_) + "\n"};
+    renders_.enter();
+    return HttpResponse{200, "text/plain", "render " + std::to_string(renders_.count()) + "\n"};
   }
-  void open() {
-    std::lock_guard lk(mu_);
-    open_ = true;
-    cv_.notify_all();
-  }
-  bool waitFor(int n) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, 10s, [&] { return count_ >= n; });
-  }
-  int count() {
-    std::lock_guard lk(mu_);
-    return count_;
-  }
+  void open() { renders_.open(); }
+  bool waitFor(int n) { return renders_.waitFor(n); }
+  int count() { return renders_.count(); }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int count_ = 0;
-  bool open_ = false;
+  ::rdmanet::testing::CallCount renders_{::rdmanet::testing::CallCount::Gate::kClosed};
 };
 
 class HttpServerRenderTest : public ::testing::Test {
@@ -116,7 +92,7 @@ TEST_F(HttpServerRenderTest, ScrapesThatComeTogetherShareOneRenderAndOnesPastThe
   start({.max_slow = 4, .render_max_age = 0ms});
   std::vector<Fd> scrapes;
   for (int i = 0; i < 4; ++i) {
-    scrapes.push_back(connectTo(port()));
+    scrapes.push_back(connectLoopback(port()));
     sendText(scrapes.back(), kScrape);
   }
   ASSERT_TRUE(renders_.waitFor(1));

@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "deviceplugin/daemon/http_server.h"
 #include "tests/common/net/netns_helpers.h"
 

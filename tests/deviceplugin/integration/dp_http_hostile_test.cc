@@ -22,7 +22,7 @@
 #include <thread>
 
 #include "cni/state/state_store.h"
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
 #include "tests/simnode/scale_shapes.h"
@@ -50,17 +50,6 @@ long statusKb(pid_t pid, const std::string& field) {
     if (line.rfind(field + ":", 0) == 0) return std::stol(line.substr(field.size() + 1));
   }
   return 0;
-}
-
-Fd connectLoopback(int port, int rcvbuf = 0) {
-  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (rcvbuf > 0) ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
-  return fd;
 }
 
 void sendAll(int fd, std::string_view s) {

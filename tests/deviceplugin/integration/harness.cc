@@ -204,22 +204,14 @@ int PluginProc::metricsPort(std::chrono::milliseconds timeout) {
 }
 
 std::pair<int, std::string> httpGet(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    ::close(fd);
-    return {-1, ""};
-  }
+  const Fd fd = connectLoopback(port);
+  if (fd.get() < 0) return {-1, ""};
   std::string req = "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n";
-  (void)!::write(fd, req.data(), req.size());
+  (void)!::write(fd.get(), req.data(), req.size());
   std::string resp;
   char buf[4096];
   ssize_t n;
-  while ((n = ::read(fd, buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(n));
-  ::close(fd);
+  while ((n = ::read(fd.get(), buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(n));
   int status = -1;
   if (resp.starts_with("HTTP/1.1 ")) status = std::stoi(resp.substr(9, 3));
   auto body = resp.find("\r\n\r\n");

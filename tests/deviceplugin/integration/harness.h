@@ -3,6 +3,9 @@
 // rdmanet-fake-kubelet binaries as child processes, a simulated node root, and the fake
 // kubelet's JSON-lines events.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -14,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 namespace rdmanet::dp::testing {
 
@@ -79,6 +82,20 @@ class PluginProc {
   std::filesystem::path log_path_;
   Child child_;
 };
+
+// A TCP connection to 127.0.0.1:port; an invalid Fd when it cannot connect. `rcvbuf` > 0 sets
+// SO_RCVBUF before connecting, so the receive window stays that small from the start. Inline, so
+// that unit tests use it without the harness's binaries.
+inline Fd connectLoopback(int port, int rcvbuf = 0) {
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (rcvbuf > 0) ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) return Fd();
+  return fd;
+}
 
 // GET http://127.0.0.1:port/path: {status, body}; status -1 if it cannot connect.
 std::pair<int, std::string> httpGet(int port, const std::string& path);

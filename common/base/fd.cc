@@ -1,4 +1,4 @@
-#include "common/os/fd.h"
+#include "common/base/fd.h"
 
 #include <unistd.h>
 
