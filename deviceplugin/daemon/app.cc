@@ -130,7 +130,7 @@ int runDevicePlugin(int argc, const char* const* argv) {
   Front* front = &dp_front;
   DraWiring dra;
   if (flags->api == "dra") {
-    auto w = makeDraWiring(*flags, std::getenv("NODE_NAME"), clock);
+    auto w = makeDraWiring(*flags, std::getenv("NODE_NAME"), clock, &metrics);
     if (!w.ok()) {
       log->error("{}", w.error().msg);
       return 1;
@@ -200,6 +200,7 @@ int runDevicePlugin(int argc, const char* const* argv) {
   // stop waits for a /metrics render in progress, a doctor run up to DoctorRunner::kStopGrace.
   if (doctor) doctor->requestStop();
   if (dra.slice_client) dra.slice_client->cancel();
+  if (dra.event_client) dra.event_client->cancel();
   if (!st.ok()) {
     logger(Component::kServer)->error("{}", st.error().msg);
     return 2;
