@@ -38,21 +38,31 @@ void Metrics::countAllocation(const std::string& resource, bool ok) {
 
 void Metrics::observeAllocateSeconds(const std::string& resource, double seconds) {
   std::lock_guard lock(mu_);
-  Histogram& h = allocate_seconds_[resource];
-  for (size_t i = 0; i < kBuckets.size(); ++i) {
-    if (seconds <= kBuckets[i]) ++h.buckets[i];
-  }
-  ++h.count;
-  h.sum += seconds;
+  allocate_seconds_.try_emplace(resource, kAllocateBuckets).first->second.observe(seconds);
+}
+
+void Metrics::observeClaimOperation(std::string_view operation, bool ok, double seconds) {
+  std::lock_guard lock(mu_);
+  ++claim_operations_[{std::string(operation), ok ? "ok" : "error"}];
+  claim_seconds_.try_emplace(std::string(operation), kClaimBuckets).first->second.observe(seconds);
+}
+
+void Metrics::countEvent(std::string_view result) {
+  std::lock_guard lock(mu_);
+  auto it = events_.find(result);
+  if (it == events_.end()) it = events_.emplace(std::string(result), 0).first;
+  ++it->second;
 }
 
 namespace {
 
 void counterFamily(PrometheusText& out, std::string_view name, std::string_view help,
                    std::string_view label,
-                   const std::map<std::pair<std::string, std::string>, uint64_t>& values) {
+                   const std::map<std::pair<std::string, std::string>, uint64_t>& values,
+                   std::string_view first_label = "resource") {
   out.family(name, "counter", help);
-  for (const auto& [k, v] : values) out.sample(name, {{"resource", k.first}, {label, k.second}}, v);
+  for (const auto& [k, v] : values)
+    out.sample(name, {{first_label, k.first}, {label, k.second}}, v);
 }
 
 }  // namespace
@@ -78,8 +88,25 @@ std::string Metrics::render() const {
   out.family("rdmanet_dp_allocate_duration_seconds", "histogram",
              "Time to handle one Allocate call.");
   for (const auto& [r, h] : allocate_seconds_) {
-    out.histogram("rdmanet_dp_allocate_duration_seconds", {{"resource", r}}, kBuckets, h.buckets,
-                  h.count, h.sum);
+    h.write(out, "rdmanet_dp_allocate_duration_seconds", {{"resource", r}});
+  }
+  // The DRA series only where DRA served a claim: a device-plugin node has none.
+  if (!claim_operations_.empty()) {
+    counterFamily(out, "rdmanet_dra_claim_operations_total",
+                  "DRA claims prepared or unprepared, by result.", "result", claim_operations_,
+                  "operation");
+    out.family("rdmanet_dra_claim_operation_duration_seconds", "histogram",
+               "Time to prepare or unprepare one DRA claim.");
+    for (const auto& [op, h] : claim_seconds_) {
+      h.write(out, "rdmanet_dra_claim_operation_duration_seconds", {{"operation", op}});
+    }
+  }
+  if (!events_.empty()) {
+    out.family("rdmanet_dra_events_total", "counter",
+               "Events about failed prepares, by what became of them.");
+    for (const auto& [result, n] : events_) {
+      out.sample("rdmanet_dra_events_total", {{"result", result}}, n);
+    }
   }
   return std::move(out).str();
 }

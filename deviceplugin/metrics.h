@@ -9,12 +9,20 @@
 //   rdmanet_dp_health_transitions_total{resource,to} counter: to = healthy | unhealthy
 //   rdmanet_dp_allocations_total{resource,result}  counter: ok | error
 //   rdmanet_dp_allocate_duration_seconds{resource} histogram of Allocate handling time
+// and, with --api dra, per claim kubelet names (label `operation` = prepare | unprepare):
+//   rdmanet_dra_claim_operations_total{operation,result}   counter: ok | error
+//   rdmanet_dra_claim_operation_duration_seconds{operation} histogram of the time to answer it
+//   rdmanet_dra_events_total{result}  counter: Events about failed prepares, by what became of
+//                                     them: sent | repeat (folded into the next one) | dropped
+//                                     (queue full) | failed (the API server refused or was slow)
 
 #include <array>
 #include <map>
 #include <mutex>
 #include <string>
 #include <string_view>
+
+#include "common/base/histogram.h"
 
 namespace rdmanet::dp {
 
@@ -28,17 +36,21 @@ class Metrics {
   void countHealthTransition(const std::string& resource, bool to_healthy);
   void countAllocation(const std::string& resource, bool ok);
   void observeAllocateSeconds(const std::string& resource, double seconds);
+  // One claim of a NodePrepareResources / NodeUnprepareResources call (`operation` "prepare" or
+  // "unprepare"): its outcome and the seconds it took.
+  void observeClaimOperation(std::string_view operation, bool ok, double seconds);
+  // What became of one failed prepare's Event (see the series above).
+  void countEvent(std::string_view result);
 
   std::string render() const;
 
  private:
-  static constexpr std::array<double, 9> kBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                     0.005,  0.01,    0.05,   0.25};
-  struct Histogram {
-    std::array<uint64_t, kBuckets.size()> buckets{};
-    uint64_t count = 0;
-    double sum = 0;
-  };
+  // Allocate touches no API: sub-millisecond. A claim's prepare GETs it from the API server
+  // within kubelet's 45 s deadline (the client retries a slow or failing server).
+  static constexpr std::array<double, 9> kAllocateBuckets = {0.0001, 0.00025, 0.0005, 0.001, 0.0025,
+                                                             0.005,  0.01,    0.05,   0.25};
+  static constexpr std::array<double, 12> kClaimBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                           0.5,   1,    2.5,   5,    10,  30};
   struct PoolGauges {
     size_t healthy = 0, unhealthy = 0;
     bool registered = false;
@@ -49,6 +61,9 @@ class Metrics {
   std::map<std::string, PoolGauges> pools_;
   std::map<Key, uint64_t> registrations_, transitions_, allocations_;
   std::map<std::string, Histogram> allocate_seconds_;
+  std::map<Key, uint64_t> claim_operations_;  // operation, result
+  std::map<std::string, Histogram> claim_seconds_;
+  std::map<std::string, uint64_t, std::less<>> events_;
 };
 
 }  // namespace rdmanet::dp

@@ -168,6 +168,7 @@ int serve(const Flags& flags, PluginConfig config) {
   // stop waits for a /metrics render in progress, a doctor run up to DoctorRunner::kStopGrace.
   if (doctor) doctor->requestStop();
   if (dra.slice_client) dra.slice_client->cancel();
+  if (dra.event_client) dra.event_client->cancel();
   if (!st.ok()) {
     logger(Component::kServer)->error("{}", st.error().msg);
     return 2;

@@ -6,7 +6,8 @@
 
 namespace rdmanet::dp {
 
-Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock) {
+Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock,
+                                Metrics* metrics) {
   std::string node = flags.node_name;
   if (node.empty() && env_node_name) node = env_node_name;
   if (node.empty()) {
@@ -30,9 +31,12 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   DraWiring w;
   // Both back off and meet their deadlines on the daemon's clock.
   w.claim_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
-  w.slice_client = std::make_unique<kube::KubeClient>(std::move(cfg).value(),
+  w.slice_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
+  w.event_client = std::make_unique<kube::KubeClient>(std::move(cfg).value(),
                                                       kube::ClientOptions{.clock = &clock});
   w.claims = std::make_unique<KubeClaimReader>(*w.claim_client);
+  w.events = std::make_unique<KubeEventRecorder>(
+      *w.event_client, EventRecorderOptions{.host = node}, clock, metrics);
   dra::PublisherOptions po;
   po.driver = flags.driver_name;
   po.node_name = node;
@@ -44,7 +48,11 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                       .cdi_dir = flags.cdi_dir,
                       .pod_devices_dir = flags.dra_pod_devices_dir,
                       .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
-      DraFrontDeps{.clock = &clock, .claims = w.claims.get(), .publisher = w.slices.get()});
+      DraFrontDeps{.clock = &clock,
+                   .claims = w.claims.get(),
+                   .publisher = w.slices.get(),
+                   .metrics = metrics,
+                   .events = w.events.get()});
   return w;
 }
 

@@ -1,15 +1,18 @@
 #pragma once
 // The DRA front as the daemon runs it (--api dra): the node name (flag or $NODE_NAME), the API
 // server (--kubeconfig or the pod's service account), the claim reader and the ResourceSlice
-// publisher, kept alive together for as long as the front.
+// publisher, the recorder of failed prepares' Events, kept alive together for as long as the
+// front.
 //
-// Each of the two gets an API client of its own: a publish that is retrying or stalled never
-// delays a claim's GET, which kubelet's deadline bounds, and shutdown can cancel each alone.
+// Each of the three gets an API client of its own: a publish or an Event that is retrying or
+// stalled never delays a claim's GET, which kubelet's deadline bounds, and shutdown can cancel
+// each alone.
 
 #include <memory>
 
 #include "common/kube/client.h"
 #include "deviceplugin/daemon/flags.h"
+#include "deviceplugin/dra/apiserver/event_recorder.h"
 #include "deviceplugin/dra/apiserver/kube_claim_reader.h"
 #include "deviceplugin/dra/apiserver/slice_worker.h"
 #include "deviceplugin/dra/dra_front.h"
@@ -23,28 +26,35 @@ struct DraWiring {
   // a member-wise assignment would free the clients while the old front and worker use them.
   DraWiring& operator=(DraWiring&& other) noexcept {
     front.reset();
+    events.reset();
     slices.reset();
     claims.reset();
+    event_client.reset();
     slice_client.reset();
     claim_client.reset();
     claim_client = std::move(other.claim_client);
     slice_client = std::move(other.slice_client);
+    event_client = std::move(other.event_client);
     claims = std::move(other.claims);
     slices = std::move(other.slices);
+    events = std::move(other.events);
     front = std::move(other.front);
     return *this;
   }
 
   std::unique_ptr<kube::KubeClient> claim_client{};
   std::unique_ptr<kube::KubeClient> slice_client{};
+  std::unique_ptr<kube::KubeClient> event_client{};
   std::unique_ptr<KubeClaimReader> claims{};
   std::unique_ptr<SliceWorker> slices{};
+  std::unique_ptr<KubeEventRecorder> events{};
   std::unique_ptr<DraFront> front{};
 };
 
 // `env_node_name` is $NODE_NAME (null when unset). Error 4 when no node name is known, 7 for a
 // bad one, the kubeconfig's or in-cluster discovery's error otherwise; each message says which
-// flag or variable to set.
-Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock);
+// flag or variable to set. `metrics` (may be null) gets the claims' series and the Events'.
+Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, const Clock& clock,
+                                Metrics* metrics = nullptr);
 
 }  // namespace rdmanet::dp

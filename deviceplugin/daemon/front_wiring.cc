@@ -13,7 +13,7 @@ Result<FrontWiring> makeFrontWiring(const Flags& flags, const char* env_node_nam
                                     const Clock& clock, Metrics& metrics) {
   FrontWiring w;
   if (flags.api == "dra") {
-    RDMANET_ASSIGN_OR_RETURN(w.dra, makeDraWiring(flags, env_node_name, clock));
+    RDMANET_ASSIGN_OR_RETURN(w.dra, makeDraWiring(flags, env_node_name, clock, &metrics));
     return w;
   }
   w.endpoints = makeGrpcEndpointFactory();

@@ -49,6 +49,8 @@ DraFront::DraFront(DraFrontOptions opts, DraFrontDeps deps)
                  .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json",
                  .pod_devices_dir = opts_.pod_devices_dir},
                 *deps.claims, state_),
+      reported_(preparer_, opts_.driver,
+                {.clock = deps.clock, .metrics = deps.metrics, .events = deps.events}),
       dirs_({{.path = opts_.kubelet_dir / "plugins_registry"},
              // Kubelet makes only the registry; the plugin dir is ours to make again.
              {.path = opts_.kubelet_dir / "plugins" / opts_.driver, .ours = true}},
@@ -126,7 +128,7 @@ void DraFront::serveDra() {
   if (dra_) dra_->stop();
   dra_.reset();
   auto s = dp::serveDra(draSocket(), {.node = opts_.node, .health_resend = opts_.health_resend},
-                        preparer_, state_, *deps_.clock);
+                        reported_, state_, *deps_.clock);
   if (!s.ok()) {
     logger(Component::kServer)->error("{}; retrying", s.error().msg);
     reserve_at_ = deps_.clock->now() + kRefusedRetry;

@@ -35,8 +35,10 @@
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/device_publisher.h"
 #include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/event_sink.h"
 #include "deviceplugin/dra/kubelet/grpc_dra_server.h"
 #include "deviceplugin/dra/kubelet/prepare.h"
+#include "deviceplugin/dra/kubelet/prepare_report.h"
 #include "deviceplugin/dra/node_devices.h"
 #include "deviceplugin/front/front.h"
 #include "deviceplugin/front/kubelet_dir_watcher.h"
@@ -57,6 +59,10 @@ struct DraFrontDeps {
   const Clock* clock = nullptr;
   ClaimReader* claims = nullptr;
   DevicePublisher* publisher = nullptr;  // may be null
+  // Each claim's prepare and unprepare on /metrics, and an Event for a failed prepare
+  // (kubelet/prepare_report.h); either may be null.
+  Metrics* metrics = nullptr;
+  EventSink* events = nullptr;
 };
 
 class DraFront final : public Front {
@@ -101,7 +107,8 @@ class DraFront final : public Front {
   const DraFrontDeps deps_;
   DeviceState state_;
   ClaimPreparer preparer_;
-  KubeletDirWatcher dirs_;  // registryDir() (kRegistryDir), pluginDir() (kPluginDir)
+  ReportedPreparer reported_;  // preparer_ as the DRA server calls it
+  KubeletDirWatcher dirs_;     // registryDir() (kRegistryDir), pluginDir() (kPluginDir)
   // Kubelet's NotifyRegistrationStatus calls, posted from gRPC threads.
   std::unique_ptr<Mailbox<Notification>> notifications_;
   std::unique_ptr<GrpcServer> registration_, dra_;

@@ -243,9 +243,45 @@ for i in 1 2 3; do
   for v in "${pf_vfs[@]}"; do [[ $got != "$v" ]] || fail "taint-$i got tainted VF $v"; done
 done
 for i in 1 2 3; do delete_claim_pod "taint-$i"; done
+# A failed prepare is visible: a claim that tolerates the taint and asks for a VF of the PF that
+# is down is allocated it, and kubelet's prepare of it fails (the device is unhealthy). The pod
+# gets a Warning Event naming its claim and the error, which `kubectl get events` lists; the
+# daemon's /metrics counts and times the failure; and once the PF is up, kubelet's next try
+# prepares the claim.
+bad_vf=${pf_vfs[0]}
+claim_pod prepfail "[{name: nic, exactly: {deviceClassName: $nic_class, tolerations: [{operator: Exists}], \
+selectors: [{cel: {expression: 'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"$bad_vf\"'}}]}}]"
+prepfail_claim() {
+  kc -n "$ns" get pod prepfail -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}'
+}
+# "KIND TYPE MESSAGE" of the Events about prepfail from the driver, one a line.
+prepfail_events() {
+  kc -n "$ns" get events --field-selector reason=FailedPrepareResourceClaim,involvedObject.name=prepfail \
+    -o 'jsonpath={range .items[*]}{.involvedObject.kind} {.type} {.message}{"\n"}{end}'
+}
+prepare_failed_event() {
+  local claim
+  claim=$(prepfail_claim) && [[ -n $claim ]] || return 1
+  prepfail_events | grep -q "^Pod Warning $driver could not prepare ResourceClaim $ns/$claim: .*unhealthy"
+}
+wait_until 90 "a FailedPrepareResourceClaim Event on prepfail" prepare_failed_event
+kc -n "$ns" get events | grep -q "FailedPrepareResourceClaim.*pod/prepfail" ||
+  fail "kubectl get events does not list prepfail's Event: $(kc -n "$ns" get events | tail -5)"
+m=$(metrics) || fail "no /metrics"
+grep -Eq '^rdmanet_dra_claim_operations_total\{operation="prepare",result="error"\} [1-9]' <<<"$m" ||
+  fail "/metrics counts no failed prepare"
+grep -Eq '^rdmanet_dra_claim_operation_duration_seconds_bucket\{operation="prepare",le="\+Inf"\} [1-9]' <<<"$m" ||
+  fail "/metrics has no prepare latency histogram"
+grep -Eq '^rdmanet_dra_events_total\{result="sent"\} [1-9]' <<<"$m" || fail "/metrics counts no Event sent"
+ok "a claim on a VF of the PF that is down: its prepare fails, with a Warning Event on the pod \
+naming the claim and the error, and the failure on /metrics"
 ip link set "$pfdev" up
 wait_until 30 "no taints after $pfdev up" tainted_count_is 0
-ok "PF $pf down: its ${#pf_vfs[@]} VFs tainted and avoided by new claims; up: untainted"
+wait_pod_ready prepfail 180
+eq "prepfail's VF once its PF is up" "$bad_vf" "$(pod_env prepfail PCIDEVICE_RDMA_VF)"
+delete_claim_pod prepfail
+ok "PF $pf down: its ${#pf_vfs[@]} VFs tainted and avoided by new claims; up: untainted, and \
+the claim whose prepare failed is prepared"
 
 # --- 4. The pool's extended resource with no claim (KEP-5004): served through the chart's
 # DeviceClass extendedResourceName.

@@ -11,8 +11,8 @@
 
 const kRbacKinds = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
 
-// What the driver calls (deviceplugin/dra/apiserver/slice_publisher.cc, kube_claim_reader.cc), as
-// "group resource verb"; the core group is "".
+// What the driver calls (deviceplugin/dra/apiserver/slice_publisher.cc, kube_claim_reader.cc,
+// event_recorder.cc), as "group resource verb"; the core group is "".
 const kDraRules = [
   'resource.k8s.io resourceslices list',
   'resource.k8s.io resourceslices create',
@@ -21,6 +21,7 @@ const kDraRules = [
   'resource.k8s.io resourceclaims get',
   'resource.k8s.io resourceclaims list',
   ' nodes get',
+  ' events create',
 ].sort();
 
 const kPolicyKinds = ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];

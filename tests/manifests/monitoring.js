@@ -5,7 +5,7 @@
 //   - the metric names an expression reads (a small PromQL tokenizer; promtool parses the same
 //     expressions separately, so a name is only taken from something Prometheus accepts);
 //   - the one list of the names they may use: what the daemon's /metrics serves, plus
-//     kNotYetOnMetrics and kExternal below.
+//     kNotYetOnMetrics, kDraOnly and kExternal below.
 'use strict';
 
 const fs = require('fs');
@@ -17,6 +17,17 @@ const {parseDocs} = require('./k8s_check.js');
 // none now (issue 24's per-pod and per-port series are on /metrics). metric_names fails, naming
 // this file, as soon as the daemon serves a name still listed, so the table cannot go stale.
 const kNotYetOnMetrics = {};
+
+// Series only a DRA node serves (--api dra), from its first claim on (deviceplugin/metrics.h),
+// with their labels: the names check scrapes a device-plugin daemon, which never has them, and
+// tests/cluster/dra.sh scrapes them off a real DRA node.
+const kDraOnly = {
+  rdmanet_dra_claim_operations_total: ['operation', 'result'],
+  rdmanet_dra_claim_operation_duration_seconds_bucket: ['operation', 'le'],
+  rdmanet_dra_claim_operation_duration_seconds_sum: ['operation'],
+  rdmanet_dra_claim_operation_duration_seconds_count: ['operation'],
+  rdmanet_dra_events_total: ['result'],
+};
 
 // Labels Prometheus adds to every series of a target.
 const kTargetLabels = ['instance', 'job'];
@@ -160,5 +171,5 @@ function asRecordingRules(queries) {
   return YAML.stringify({groups: [{name: 'dashboard', rules}]});
 }
 
-module.exports = {kNotYetOnMetrics, kExternal, kTargetLabels, exposedNames, readsOf, metricNames,
+module.exports = {kNotYetOnMetrics, kDraOnly, kExternal, kTargetLabels, exposedNames, readsOf, metricNames,
   renderedRules, renderedDashboard, dashboardQueries, asRecordingRules};

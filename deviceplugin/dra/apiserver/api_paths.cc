@@ -28,4 +28,12 @@ Result<std::string> nodePath(const std::string& name) {
   return "/api/v1/nodes/" + name;
 }
 
+Result<std::string> eventsPath(const std::string& ns) {
+  if (!kube::isDnsLabel(ns)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("event namespace \"{}\" is not a DNS label", ns));
+  }
+  return fmt::format("/api/v1/namespaces/{}/events", ns);
+}
+
 }  // namespace rdmanet::dra

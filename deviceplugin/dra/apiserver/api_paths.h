@@ -15,5 +15,8 @@ Result<std::string> resourceClaimPath(const std::string& ns, const std::string& 
 std::string allResourceClaimsPath();
 // "/api/v1/nodes/<name>". Error 7 unless the name is a DNS subdomain.
 Result<std::string> nodePath(const std::string& name);
+// "/api/v1/namespaces/<ns>/events" (core v1 Events, which `kubectl get events` lists). Error 7
+// unless the namespace is a DNS label.
+Result<std::string> eventsPath(const std::string& ns);
 
 }  // namespace rdmanet::dra

@@ -36,7 +36,7 @@ Deadline deadlineOf(const grpc::ServerContext& ctx) {
 
 class DraPluginService final : public dra::DRAPlugin::Service {
  public:
-  explicit DraPluginService(ClaimPreparer& preparer)
+  explicit DraPluginService(ReportedPreparer& preparer)
       : preparer_(preparer), log_(logger(Component::kServer)) {}
 
   // Every claim gets an entry: an error in its own `error`, never for the whole call.
@@ -84,7 +84,7 @@ class DraPluginService final : public dra::DRAPlugin::Service {
   }
 
  private:
-  ClaimPreparer& preparer_;
+  ReportedPreparer& preparer_;
   std::shared_ptr<spdlog::logger> log_;
 };
 
@@ -167,7 +167,7 @@ class HealthService final : public health::DRAResourceHealth::Service {
 
 class DraServer final : public GrpcServer {
  public:
-  DraServer(const DraServerOptions& opts, ClaimPreparer& preparer, const DeviceState& state,
+  DraServer(const DraServerOptions& opts, ReportedPreparer& preparer, const DeviceState& state,
             const Clock& clock)
       : plugin_(preparer), health_(opts, state, clock, &stopping_) {}
   ~DraServer() override { stop(); }
@@ -193,7 +193,7 @@ class DraServer final : public GrpcServer {
 }  // namespace
 
 Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
-                                             ClaimPreparer& preparer, const DeviceState& state,
+                                             ReportedPreparer& preparer, const DeviceState& state,
                                              const Clock& clock) {
   auto s = std::make_unique<DraServer>(opts, preparer, state, clock);
   RDMANET_RETURN_IF_ERROR(s->start(socket));

@@ -4,8 +4,8 @@
 //   (dra-health v1) services on <kubelet-dir>/plugins/<driver>/dra.sock;
 // - RegistrationServer: the plugin watcher's pluginregistration.Registration service on
 //   <kubelet-dir>/plugins_registry/<driver>-reg.sock.
-// Both translate only: prepare decisions live in ClaimPreparer, devices and health in
-// DeviceState.
+// Both translate only: prepare decisions live in ClaimPreparer (through ReportedPreparer), devices
+// and health in DeviceState.
 
 #include <chrono>
 #include <filesystem>
@@ -16,7 +16,7 @@
 
 #include "common/base/clock.h"
 #include "common/base/result.h"
-#include "deviceplugin/dra/kubelet/prepare.h"
+#include "deviceplugin/dra/kubelet/prepare_report.h"
 #include "deviceplugin/dra/node_devices.h"
 
 namespace rdmanet::dp {
@@ -39,11 +39,13 @@ struct DraServerOptions {
   std::chrono::milliseconds health_resend{std::chrono::seconds(10)};
 };
 
-// Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind. `preparer`,
-// `state` and `clock` (which times the health streams' resends) must outlive the server.
+// Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind. `preparer`
+// (prepare and unprepare, measured and reported), `state` and `clock` (which times the health
+// streams' resends) must outlive the server.
 Result<std::unique_ptr<GrpcServer>> serveDra(const std::filesystem::path& socket,
-                                             const DraServerOptions& opts, ClaimPreparer& preparer,
-                                             const DeviceState& state, const Clock& clock);
+                                             const DraServerOptions& opts,
+                                             ReportedPreparer& preparer, const DeviceState& state,
+                                             const Clock& clock);
 
 struct PluginInfo {
   std::string name{};      // the driver name

@@ -6,6 +6,7 @@
 #include <cerrno>
 
 #include "common/json/json_dump.h"
+#include "common/kube/names.h"
 #include "common/os/atomic_file.h"
 #include "common/os/make_dirs.h"
 #include "deviceplugin/dra/kubelet/claim_allocation.h"
@@ -38,6 +39,22 @@ json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
   return out;
 }
 
+// The ownerReferences entry of the Pod that controls the claim; null when none does.
+const json* controllingPod(const json& claim) {
+  if (!claim.is_object() || !claim.contains("metadata") || !claim["metadata"].is_object()) {
+    return nullptr;
+  }
+  const json& meta = claim["metadata"];
+  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return nullptr;
+  for (const json& o : meta["ownerReferences"]) {
+    if (o.is_object() && o.value("kind", "") == "Pod" && o.value("apiVersion", "") == "v1" &&
+        o.value("controller", false)) {
+      return &o;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 std::set<std::string> reservedPods(const json& claim) {
@@ -56,19 +73,31 @@ std::set<std::string> reservedPods(const json& claim) {
   return out;
 }
 
-bool ownedByPod(const json& claim) {
-  if (!claim.is_object() || !claim.contains("metadata") || !claim["metadata"].is_object()) {
-    return false;
+bool ownedByPod(const json& claim) { return controllingPod(claim) != nullptr; }
+
+std::optional<ClaimPod> onePodOf(const json& claim) {
+  // Only well-formed names and UIDs: they go into an Event's involvedObject.
+  const auto pod = [](const json& ref) -> std::optional<ClaimPod> {
+    ClaimPod p{.name = ref.value("name", ""), .uid = ref.value("uid", "")};
+    if (!kube::isDnsSubdomain(p.name) || !isValidClaimUid(p.uid)) return std::nullopt;
+    return p;
+  };
+  if (!claim.is_object()) return std::nullopt;
+  if (const json* owner = controllingPod(claim)) return pod(*owner);
+  if (!claim.contains("status") || !claim["status"].is_object() ||
+      !claim["status"].contains("reservedFor") || !claim["status"]["reservedFor"].is_array()) {
+    return std::nullopt;
   }
-  const json& meta = claim["metadata"];
-  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return false;
-  for (const json& o : meta["ownerReferences"]) {
-    if (o.is_object() && o.value("kind", "") == "Pod" && o.value("apiVersion", "") == "v1" &&
-        o.value("controller", false)) {
-      return true;
+  std::optional<ClaimPod> only;
+  for (const json& r : claim["status"]["reservedFor"]) {
+    if (!r.is_object() || r.value("resource", "") != "pods" || !r.value("apiGroup", "").empty()) {
+      continue;
     }
+    if (only) return std::nullopt;  // several pods
+    only = pod(r);
+    if (!only) return std::nullopt;
   }
-  return false;
+  return only;
 }
 
 Status writePodDevices(const fs::path& dir, const std::set<std::string>& pods,

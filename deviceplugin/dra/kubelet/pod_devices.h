@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -33,6 +34,15 @@ std::set<std::string> reservedPods(const nlohmann::json& claim);
 // Whether a Pod controls the claim (metadata.ownerReferences): one made from a pod's
 // ResourceClaimTemplate, which only that pod ever uses.
 bool ownedByPod(const nlohmann::json& claim);
+
+// The one pod a claim is for, when the claim names one: the Pod that controls it, else the only
+// pod in status.reservedFor. None when it names no pod or several (a shared claim: which of them
+// this node prepares for is not in the claim).
+struct ClaimPod {
+  std::string name{};
+  std::string uid{};
+};
+std::optional<ClaimPod> onePodOf(const nlohmann::json& claim);
 
 // Writes the record of `claim` for each of `pods`: its devices still on the node, except those
 // allocated with admin access (none written when that leaves none). Error 5 when a file cannot be

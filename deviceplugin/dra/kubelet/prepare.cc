@@ -195,7 +195,8 @@ Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c
   return c;
 }
 
-Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline) {
+Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline& deadline,
+                                             std::optional<ClaimPod>* pod) {
   RDMANET_RETURN_IF_ERROR(checkRef(ref));
   uint64_t unprepares_at_start = 0;
   std::optional<Result<PreparedClaim>> answered;
@@ -225,6 +226,11 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
   } done{*this, ref.uid};
   // Outside the lock: a slow GET must not hold up other claims.
   RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name, deadline));
+  // Whom a failure from here on concerns; not when the name now holds another claim.
+  if (pod) {
+    const nlohmann::json::json_pointer uid("/metadata/uid");
+    if (claim.is_object() && claim.contains(uid) && claim[uid] == ref.uid) *pod = onePodOf(claim);
+  }
   RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
   std::lock_guard lk(mu_);
   // A concurrent call for the same claim may have finished meanwhile: answer the same.

@@ -43,6 +43,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -50,6 +51,7 @@
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 #include "deviceplugin/dra/kubelet/claim_render.h"
+#include "deviceplugin/dra/kubelet/pod_devices.h"
 #include "deviceplugin/dra/node_devices.h"
 
 namespace rdmanet::dp {
@@ -90,8 +92,10 @@ class ClaimPreparer {
   void restoreSpecs();
   // Per-claim errors: 7 for a bad reference, a UID mismatch, a claim not for us; 100 for a device
   // that is not ours; 11 for an unhealthy device or `deadline` passed (nothing left behind); the
-  // reader's and file errors as they come.
-  Result<PreparedClaim> prepare(const ClaimRef& ref, const Deadline& deadline = {});
+  // reader's and file errors as they come. `pod`, when given, is set to the one pod the claim
+  // names (onePodOf) once the claim was read: whom a failure concerns (prepare_report.h).
+  Result<PreparedClaim> prepare(const ClaimRef& ref, const Deadline& deadline = {},
+                                std::optional<ClaimPod>* pod = nullptr);
   Status unprepare(const ClaimRef& ref);
 
   size_t preparedCount() const;

@@ -51,12 +51,15 @@ class DraDaemonFixture : public ::testing::Test {
                    DevicePublisher* publisher = nullptr) {
     client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
     reader_ = std::make_unique<KubeClaimReader>(*client_);
-    front_ = std::make_unique<DraFront>(
-        DraFrontOptions{.kubelet_dir = kubelet_dir_,
-                        .node = kNode,
-                        .cdi_dir = cdi_dir_,
-                        .pod_devices_dir = podDevicesDir()},
-        DraFrontDeps{.clock = &clock_, .claims = reader_.get(), .publisher = publisher});
+    front_ = std::make_unique<DraFront>(DraFrontOptions{.kubelet_dir = kubelet_dir_,
+                                                        .node = kNode,
+                                                        .cdi_dir = cdi_dir_,
+                                                        .pod_devices_dir = podDevicesDir()},
+                                        DraFrontDeps{.clock = &clock_,
+                                                     .claims = reader_.get(),
+                                                     .publisher = publisher,
+                                                     .metrics = &metrics_,
+                                                     .events = events_});
     daemon_ = std::make_unique<Daemon>(
         DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
         defaultConfig(), DaemonDeps{.clock = &clock_, .front = front_.get()});
@@ -91,6 +94,8 @@ class DraDaemonFixture : public ::testing::Test {
 
   TestNode node_;
   rdmanet::testing::FakeClock clock_;
+  Metrics metrics_;              // the front's series (/metrics)
+  EventSink* events_ = nullptr;  // set before startDaemon() to record Events
   std::filesystem::path kubelet_dir_, cdi_dir_;
   std::unique_ptr<FakeDraKubelet> kubelet_;
   std::unique_ptr<kube::KubeClient> client_;

@@ -27,6 +27,10 @@ int main() {
     for (double s : {0.00005, 0.0002, 0.003, 0.04, 2.0}) m.observeAllocateSeconds(r, s);
   }
   m.setPoolDevices("rdma/shared", 0, 0);  // registered never, no counters
+  // A DRA node's claims: prepares that took from 3 ms to 40 s, one failed; Events of failures.
+  for (double s : {0.003, 0.2, 1.5, 40.0}) m.observeClaimOperation("prepare", s < 1, s);
+  m.observeClaimOperation("unprepare", true, 0.001);
+  for (const char* r : {"sent", "repeat", "repeat", "dropped"}) m.countEvent(r);
 
   rdmanet::doctor::testing::DoctorNode node;
   node.tree().writeAttr("/sys/class/net/ens2f1/mtu", "1500");

@@ -21,6 +21,9 @@ EXPECTED_TYPES = {
     "rdmanet_dp_health_transitions": "counter",
     "rdmanet_dp_allocations": "counter",
     "rdmanet_dp_allocate_duration_seconds": "histogram",
+    "rdmanet_dra_claim_operations": "counter",
+    "rdmanet_dra_claim_operation_duration_seconds": "histogram",
+    "rdmanet_dra_events": "counter",
     "rdmanet_dra_slice_generation": "gauge",
     "rdmanet_dra_slice_publish_failures": "counter",
     "rdmanet_dra_api_field_dropped": "gauge",
@@ -93,6 +96,18 @@ for resource in ("rdma/vf", HOSTILE):
     check(total == [5] and buckets[-1][1] == 5, f"{resource}: count {total}, +Inf {buckets[-1]}")
     sums = [s.value for s in samples if s.name.endswith("_sum")]
     check(sums and abs(sums[0] - 2.04325) < 1e-9, f"{resource}: sum {sums}")
+
+ops = {(s.labels["operation"], s.labels["result"]): s.value
+       for s in by_name["rdmanet_dra_claim_operations"].samples}
+check(ops == {("prepare", "ok"): 2, ("prepare", "error"): 2, ("unprepare", "ok"): 1},
+      f"claim operations: {ops}")
+prep = {float(s.labels["le"]): s.value
+        for s in by_name["rdmanet_dra_claim_operation_duration_seconds"].samples
+        if s.labels["operation"] == "prepare" and s.name.endswith("_bucket")}
+check(prep.get(0.005) == 1 and prep.get(30.0) == 3 and prep.get(float("inf")) == 4,
+      f"prepare buckets: {prep}")
+events = {s.labels["result"]: s.value for s in by_name["rdmanet_dra_events"].samples}
+check(events == {"sent": 1, "repeat": 2, "dropped": 1}, f"events: {events}")
 
 checks = {(s.labels["check"], s.labels["device"]): s.value
           for s in by_name["rdmanet_doctor_check"].samples}

@@ -1,5 +1,5 @@
 // A stand-in Kubernetes API server for rdmanet's DRA tests: plain HTTP on loopback, a random
-// port, the real REST shapes for the three resources the driver touches.
+// port, the real REST shapes for the resources the driver touches.
 //
 //   node apiserver.mjs [--token T]... [--tls-dir D]   prints {"port":N} once listening
 //
@@ -12,6 +12,7 @@
 //   /apis/resource.k8s.io/v1/resourceslices[/NAME]               the same
 //   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims[/NAME] the same
 //   /apis/resource.k8s.io/v1/resourceclaims                      list, across namespaces
+//   /api/v1/namespaces/NS/events[/NAME]                          core v1 Events, the same
 // - metadata.uid, resourceVersion (one counter for the whole store), creationTimestamp,
 //   generateName; a PUT whose resourceVersion differs from the stored one is 409 Conflict, a
 //   POST of an existing name 409 AlreadyExists, a missing object 404 NotFound, all as
@@ -25,6 +26,9 @@
 // - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
 //   device taints / allowMultipleAllocations are dropped before validation and storage, as the
 //   real server drops disabled fields; taints get timeAdded if unset;
+// - every Event written is checked as the real server's legacy (core v1) validation does: its
+//   involvedObject.namespace must be the Event's namespace, reportingComponent a qualified name,
+//   and (as kubectl needs to show it) type Normal or Warning, a reason and an involved kind/name;
 // - authentication: when tokens are configured, or over TLS, a request without one of the
 //   tokens (or, over TLS, a verified client certificate) is 401.
 // Test controls (not Kubernetes API):
@@ -52,6 +56,9 @@ const kinds = {
     fields: ['metadata.name', 'spec.nodeName', 'spec.driver', 'spec.pool.name']},
   resourceclaims: {kind: 'ResourceClaim', apiVersion: 'resource.k8s.io/v1', group: 'resource.k8s.io',
     fields: ['metadata.name', 'metadata.namespace']},
+  events: {kind: 'Event', apiVersion: 'v1', group: '',
+    fields: ['metadata.name', 'metadata.namespace', 'involvedObject.kind', 'involvedObject.name',
+      'involvedObject.uid', 'involvedObject.namespace', 'reason', 'type']},
 };
 
 const store = new Map();  // "<resource>/<ns>/<name>" -> object
@@ -81,6 +88,8 @@ function send(res, code, obj) {
 function route(pathname) {
   let m = pathname.match(/^\/api\/v1\/(nodes)(?:\/([^/]+))?$/);
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
+  m = pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/(events)(?:\/([^/]+))?$/);
+  if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/(resourceslices)(?:\/([^/]+))?$/);
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/(resourceclaims)(?:\/([^/]+))?$/);
@@ -128,6 +137,23 @@ function invalid(res, r, name, causes) {
       causes.map((c) => `${c.field}: ${c.message}`).join(', ') + ']';
   status(res, 422, 'Invalid', msg, {name, group: kinds[r.resource].group, kind: kinds[r.resource].kind,
     causes: causes.map((c) => ({reason: 'FieldValueInvalid', message: c.message, field: c.field}))});
+}
+
+// apiserver's legacyValidateEvent for a core v1 Event, plus what `kubectl get events` shows.
+function validateEvent(e) {
+  const causes = [];
+  const io = e.involvedObject || {};
+  if ((io.namespace || '') !== (e.metadata.namespace || '')) {
+    causes.push({field: 'involvedObject.namespace', message: 'does not match event.namespace'});
+  }
+  const rc = e.reportingComponent || '';
+  if (rc && !/^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(rc)) {
+    causes.push({field: 'reportingComponent', message: 'must be a qualified name'});
+  }
+  if (!['Normal', 'Warning'].includes(e.type)) causes.push({field: 'type', message: 'must be Normal or Warning'});
+  if (!e.reason) causes.push({field: 'reason', message: 'Required value'});
+  if (!io.kind || !io.name) causes.push({field: 'involvedObject', message: 'kind and name are required'});
+  return causes;
 }
 
 // What the server does to a written object before validation and storage.
@@ -218,7 +244,8 @@ function handleApi(req, res, url, body) {
           {name, group: k.group, kind: r.resource});
     }
     prepare(r, obj, now);
-    const causes = r.resource === 'resourceslices' ? validateSlice(obj, null) : [];
+    const causes = r.resource === 'resourceslices' ? validateSlice(obj, null) :
+      r.resource === 'events' ? validateEvent(obj) : [];
     if (causes.length) return invalid(res, r, name, causes);
     obj.metadata.uid = crypto.randomUUID();
     obj.metadata.resourceVersion = String(++rv);
