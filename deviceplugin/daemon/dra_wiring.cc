@@ -30,9 +30,11 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   DraWiring w;
   // Both back off and meet their deadlines on the daemon's clock.
   w.claim_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
+  w.status_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
   w.slice_client = std::make_unique<kube::KubeClient>(std::move(cfg).value(),
                                                       kube::ClientOptions{.clock = &clock});
   w.claims = std::make_unique<KubeClaimReader>(*w.claim_client);
+  w.claim_status = std::make_unique<KubeClaimStatusWriter>(*w.status_client, flags.driver_name);
   dra::PublisherOptions po;
   po.driver = flags.driver_name;
   po.node_name = node;
@@ -44,7 +46,10 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                       .cdi_dir = flags.cdi_dir,
                       .pod_devices_dir = flags.dra_pod_devices_dir,
                       .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
-      DraFrontDeps{.clock = &clock, .claims = w.claims.get(), .publisher = w.slices.get()});
+      DraFrontDeps{.clock = &clock,
+                   .claims = w.claims.get(),
+                   .publisher = w.slices.get(),
+                   .claim_status = w.claim_status.get()});
   return w;
 }
 

@@ -45,6 +45,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/base/result.h"
 #include "deviceplugin/dra/claim_reader.h"
@@ -95,6 +96,8 @@ class ClaimPreparer {
   Status unprepare(const ClaimRef& ref);
 
   size_t preparedCount() const;
+  // A copy of every prepared claim, by UID (for the network status sync). Any thread.
+  std::vector<PreparedClaim> preparedClaims() const;
 
  private:
   RenderOptions renderOptions() const;
