@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/dra/net_report.h"
+#include "deviceplugin/dra/apiserver/device_status.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
 
 namespace rdmanet::dp {
@@ -177,6 +178,36 @@ TEST_F(DraNetworkStatusTest, ReportsTheDaemonCannotTrustAreNotWritten) {
   report(uid, dev, ready());
   ASSERT_TRUE(passUntil("untrusted", [](const json& d) { return ours(d) != nullptr; }));
   ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "untrusted"}}));
+}
+
+// The stand-in server's status validation is what makes the tests above prove the wire format:
+// it refuses what the real one refuses.
+TEST_F(DraNetworkStatusTest, TheStandInServerRefusesAStatusTheRealOneWould) {
+  const std::string dev = dra::pciDeviceName(node_.vf(0, 2));
+  const std::string uid = preparedClaim("refused", dev);
+  kube::KubeClient c(testing::serverConfig(api_->url()));
+  const json good = dra::deviceStatusEntry(kDriver, kNode, dev, "", ready(), nullptr, kWallNow);
+  auto put = [&](const json& entry) {
+    auto claim = c.get(path("refused"));
+    EXPECT_TRUE(claim.ok());
+    (*claim)["status"]["devices"] = json::array({otherEntry(), entry});
+    return c.update(path("refused") + "/status", *claim);
+  };
+  ASSERT_TRUE(put(good).ok());
+  json not_allocated = good;
+  not_allocated["device"] = "pci-0000-ff-00-0";
+  json not_canonical = good;
+  not_canonical["networkData"]["ips"] = {"10.056.0.2/24"};
+  json no_time = good;
+  no_time["conditions"][0].erase("lastTransitionTime");
+  json bad_reason = good;
+  bad_reason["conditions"][0]["reason"] = "not camel case";
+  for (const json& bad : {not_allocated, not_canonical, no_time, bad_reason}) {
+    auto r = put(bad);
+    ASSERT_FALSE(r.ok()) << bad.dump();
+    EXPECT_EQ(r.error().http_status, 422) << r.error().msg;
+  }
+  ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "refused"}}));
 }
 
 }  // namespace
