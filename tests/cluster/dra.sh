@@ -235,8 +235,9 @@ start=$(date +%s%N)
 wait_until 30 "the claim's status.devices to show $want" entry_is "$want"
 note networkdata_after_ready_ms $((($(date +%s%N) - start) / 1000000))
 yaml=$(kc -n "$ns" get resourceclaim netdata -o yaml)
-for want_text in "interfaceName: eth1" "$nd_ip" "hardwareAddress: $nd_mac"; do
-  [[ $yaml == *"$want_text"* ]] || fail "kubectl get resourceclaim -o yaml lacks $want_text"
+# (YAML quotes a MAC: unquoted, 02:31:00:00:01:00 would read as a base-60 number.)
+for want_re in "interfaceName: eth1" "- ${nd_ip//./\\.}" "hardwareAddress: \"?$nd_mac\"?"; do
+  [[ $yaml =~ $want_re ]] || fail "kubectl get resourceclaim -o yaml lacks /$want_re/: $yaml"
 done
 delete_pod netdata
 wait_until 60 "our entry gone from the claim after its pod" entry_is ""
