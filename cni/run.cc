@@ -3,6 +3,7 @@
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
+#include "cni/modes/claim_report.h"
 #include "cni/modes/claimed_device.h"
 #include "cni/modes/device_owner.h"
 #include "cni/plugin.h"
@@ -55,12 +56,20 @@ Invocation dispatch(PluginDeps& deps, const CniEnv& env, const NetConf& conf) {
   switch (env.command) {
     case Command::kAdd: {
       auto r = plugin.add(env, conf);
+      reportAdd(env, conf, r, deps.log);  // for the DRA claim's status (claim_report.h)
       if (!r.ok()) return failure(r.error(), conf.cni_version);
       return {0, dumpJson(resultToJson(*r, conf.cni_version)) + "\n"};
     }
-    case Command::kDel:
+    case Command::kDel: {
+      // The device, known only from the state DEL removes.
+      std::optional<PciAddress> pci;
+      if (auto st = deps.store.load(env.container_id, env.ifname); st.ok() && *st) {
+        if (auto p = PciAddress::parse((*st)->pci); p.ok()) pci = *p;
+      }
       s = plugin.del(env, conf);
+      if (s.ok() && pci) withdrawReport(env, conf, *pci, deps.log);
       break;
+    }
     case Command::kCheck:
       s = plugin.check(env, conf);
       break;

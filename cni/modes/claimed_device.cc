@@ -19,6 +19,8 @@ namespace {
 struct RecordedDevice {
   std::string resource_name;
   PciAddress pci;
+  std::string claim_uid;  // the record's file name: the daemon names it
+  std::string device;     // the DRA device, "" in records of older daemons
 };
 
 // A pod UID names a directory: letters, digits and '-' only (UIDs are RFC 4122 strings).
@@ -55,7 +57,13 @@ Result<std::vector<RecordedDevice>> podRecordedDevices(const std::string& dir,
       const auto addr = d.find("pciAddress");
       if (name == d.end() || !name->is_string() || addr == d.end() || !addr->is_string()) continue;
       auto pci = PciAddress::parse(addr->get<std::string>());
-      if (pci.ok()) out.push_back({.resource_name = name->get<std::string>(), .pci = *pci});
+      if (!pci.ok()) continue;
+      const auto device = d.find("device");
+      out.push_back({.resource_name = name->get<std::string>(),
+                     .pci = *pci,
+                     .claim_uid = r.stem().string(),
+                     .device = device != d.end() && device->is_string() ? device->get<std::string>()
+                                                                        : std::string()});
     }
   }
   return out;
@@ -70,6 +78,19 @@ Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
   out.reserve(recorded.size());
   for (const RecordedDevice& d : recorded) out.push_back(d.pci);
   return out;
+}
+
+Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const std::string& dir,
+                                                      const std::string& pod_uid,
+                                                      const PciAddress& pci) {
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  for (RecordedDevice& d : recorded) {
+    if (d.pci == pci && !d.device.empty()) {
+      return std::optional<ClaimedDeviceRef>(
+          ClaimedDeviceRef{.claim_uid = std::move(d.claim_uid), .device = std::move(d.device)});
+    }
+  }
+  return std::optional<ClaimedDeviceRef>();
 }
 
 Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,

@@ -10,6 +10,7 @@
 // allocation order) that another attachment of the same sandbox has not taken: a pod with two
 // rdmanet networks of one pool gets two devices.
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,16 @@ Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_
 // it named?). Errors as claimedDevice's, except that no device is an empty list.
 Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
                                                   const std::string& pod_uid);
+
+// The claim and DRA device the pod's records give `pci`, for its network report
+// (claim_report.h); nullopt when no record names it. Errors as claimedDevice's.
+struct ClaimedDeviceRef {
+  std::string claim_uid;
+  std::string device;
+};
+Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const std::string& dir,
+                                                      const std::string& pod_uid,
+                                                      const PciAddress& pci);
 
 // ADD and CHECK of a network with draDevicesDir but no deviceID (and no macvlan master): sets
 // conf.device_id to the pod's claimed device. CHECK takes the device its ADD recorded; ADD skips

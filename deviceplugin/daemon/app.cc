@@ -169,6 +169,7 @@ int serve(const Flags& flags, PluginConfig config) {
   if (doctor) doctor->requestStop();
   if (dra.slice_client) dra.slice_client->cancel();
   if (dra.event_client) dra.event_client->cancel();
+  if (dra.status_client) dra.status_client->cancel();
   if (!st.ok()) {
     logger(Component::kServer)->error("{}", st.error().msg);
     return 2;

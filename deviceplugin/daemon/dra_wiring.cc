@@ -32,11 +32,13 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
   // Both back off and meet their deadlines on the daemon's clock.
   w.claim_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
   w.slice_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
+  w.status_client = std::make_unique<kube::KubeClient>(*cfg, kube::ClientOptions{.clock = &clock});
   w.event_client = std::make_unique<kube::KubeClient>(std::move(cfg).value(),
                                                       kube::ClientOptions{.clock = &clock});
   w.claims = std::make_unique<KubeClaimReader>(*w.claim_client);
   w.events = std::make_unique<KubeEventRecorder>(
       *w.event_client, EventRecorderOptions{.host = node}, clock, metrics);
+  w.claim_status = std::make_unique<KubeClaimStatusWriter>(*w.status_client, flags.driver_name);
   dra::PublisherOptions po;
   po.driver = flags.driver_name;
   po.node_name = node;
@@ -52,7 +54,8 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                    .claims = w.claims.get(),
                    .publisher = w.slices.get(),
                    .metrics = metrics,
-                   .events = w.events.get()});
+                   .events = w.events.get(),
+                   .claim_status = w.claim_status.get()});
   return w;
 }
 

@@ -4,9 +4,10 @@
 // publisher, the recorder of failed prepares' Events, kept alive together for as long as the
 // front.
 //
-// Each of the three gets an API client of its own: a publish or an Event that is retrying or
-// stalled never delays a claim's GET, which kubelet's deadline bounds, and shutdown can cancel
-// each alone.
+// Each of the four (the claim reader, the publisher, the Event recorder, the claim status
+// writer) gets an API client of its own: a publish, an Event or a status write that is
+// retrying or stalled never delays a claim's GET, which kubelet's deadline bounds, and
+// shutdown can cancel each alone.
 
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include "deviceplugin/daemon/flags.h"
 #include "deviceplugin/dra/apiserver/event_recorder.h"
 #include "deviceplugin/dra/apiserver/kube_claim_reader.h"
+#include "deviceplugin/dra/apiserver/kube_claim_status_writer.h"
 #include "deviceplugin/dra/apiserver/slice_worker.h"
 #include "deviceplugin/dra/dra_front.h"
 
@@ -28,14 +30,18 @@ struct DraWiring {
     front.reset();
     events.reset();
     slices.reset();
+    claim_status.reset();
     claims.reset();
     event_client.reset();
+    status_client.reset();
     slice_client.reset();
     claim_client.reset();
     claim_client = std::move(other.claim_client);
     slice_client = std::move(other.slice_client);
     event_client = std::move(other.event_client);
+    status_client = std::move(other.status_client);
     claims = std::move(other.claims);
+    claim_status = std::move(other.claim_status);
     slices = std::move(other.slices);
     events = std::move(other.events);
     front = std::move(other.front);
@@ -45,7 +51,9 @@ struct DraWiring {
   std::unique_ptr<kube::KubeClient> claim_client{};
   std::unique_ptr<kube::KubeClient> slice_client{};
   std::unique_ptr<kube::KubeClient> event_client{};
+  std::unique_ptr<kube::KubeClient> status_client{};
   std::unique_ptr<KubeClaimReader> claims{};
+  std::unique_ptr<KubeClaimStatusWriter> claim_status{};
   std::unique_ptr<SliceWorker> slices{};
   std::unique_ptr<KubeEventRecorder> events{};
   std::unique_ptr<DraFront> front{};

@@ -25,6 +25,10 @@ constexpr auto kRebuildRetry = 5s;
 // waits at most this for its device record (its CNI ADD fails until then, and kubelet retries
 // the sandbox); each read is one GET per shareable claim, of which a node holds few.
 constexpr auto kReservationsPoll = 3s;
+// How often the CNI's network reports are read (claim_network_sync.h), and how long one pass's
+// writes may take.
+constexpr auto kNetworkPoll = 1s;
+constexpr auto kNetworkPassDeadline = 20s;
 // Kubelet deletes every ResourceSlice of its node when it starts, once it can read its Node
 // (pkg/kubelet/cm/dra/plugin: wipeResourceSlices, retried after 1, 2, 4, 8 s), which may come
 // after it registered the driver again. So a registration publishes at once and again at these
@@ -97,6 +101,8 @@ void DraFront::stop() {
   // for its handlers: end their reads first.
   if (deps_.claims) deps_.claims->cancel();
   claim_sync_.reset();  // its reads were just cancelled
+  if (deps_.claim_status) deps_.claim_status->cancel();
+  network_sync_.reset();
   if (registration_) registration_->stop();
   registration_.reset();
   state_.stop();
@@ -209,6 +215,19 @@ void DraFront::onNotifications() {
 }
 
 void DraFront::startClaimSync() {
+  if (deps_.claim_status && !opts_.pod_devices_dir.empty()) {
+    network_ = std::make_unique<ClaimNetworkSync>(
+        opts_.pod_devices_dir, opts_.node, [this] { return preparer_.preparedClaims(); },
+        *deps_.claim_status);
+    network_sync_ = std::make_unique<Worker>(
+        *deps_.clock,
+        [this](const std::atomic<bool>& quit) -> std::optional<Clock::time_point> {
+          if (quit) return std::nullopt;
+          (void)network_->runOnce(Deadline::in(kNetworkPassDeadline, *deps_.clock));
+          return deps_.clock->now() + kNetworkPoll;
+        },
+        deps_.clock->now());
+  }
   claim_sync_ = std::make_unique<Worker>(
       *deps_.clock,
       [this](const std::atomic<bool>& quit) -> std::optional<Clock::time_point> {

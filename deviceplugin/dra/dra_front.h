@@ -22,6 +22,9 @@
 //   until the list succeeds (recoveryNote() says what happened, for /readyz); and reading the
 //   shareable prepared claims' reservations again every 3 s on the clock, so a shared claim's
 //   later pods get their device records (ClaimPreparer::refreshReservations).
+// - With a ClaimStatusWriter and a pod-devices dir: the CNI's network reports go into the
+//   prepared claims' status.devices, a pass every second on the clock on a Worker of their own
+//   (network_sync_), so that a stalled status write never delays the claim work above.
 // Timers read the injected clock; tests drive them with a FakeClock.
 
 #include <filesystem>
@@ -32,7 +35,9 @@
 #include "common/os/mailbox.h"
 #include "common/os/watch.h"
 #include "common/os/worker.h"
+#include "deviceplugin/dra/claim_network_sync.h"
 #include "deviceplugin/dra/claim_reader.h"
+#include "deviceplugin/dra/claim_status_writer.h"
 #include "deviceplugin/dra/device_publisher.h"
 #include "deviceplugin/dra/dra_device.h"
 #include "deviceplugin/dra/event_sink.h"
@@ -63,6 +68,9 @@ struct DraFrontDeps {
   // (kubelet/prepare_report.h); either may be null.
   Metrics* metrics = nullptr;
   EventSink* events = nullptr;
+  // Writes the CNI's network reports into the claims' status (claim_network_sync.h); may be
+  // null (then nothing is written), and needs a pod_devices_dir.
+  ClaimStatusWriter* claim_status = nullptr;
 };
 
 class DraFront final : public Front {
@@ -113,6 +121,8 @@ class DraFront final : public Front {
   std::unique_ptr<Mailbox<Notification>> notifications_;
   std::unique_ptr<GrpcServer> registration_, dra_;
   std::unique_ptr<Worker> claim_sync_;  // from the first apply() on
+  std::unique_ptr<ClaimNetworkSync> network_;
+  std::unique_ptr<Worker> network_sync_;  // runs network_, from the first apply() on
   bool registered_ = false;
   bool applied_ = false;  // the registration socket is served from the first apply() on
   void republish();

@@ -187,6 +187,64 @@ wait_until 30 "$pci's netdev back on the host" test -n "$(host_netdev_of "$pci")
 [[ -n $(host_netdev_of "$pci") ]] || fail "$pci's netdev did not come back"
 ok "a claim's VF $pci: CDI env, device nodes and pod info in the container, eth1 through Multus"
 
+# --- Issue 32, section 1: the claim's status.devices entry for its VF carries eth1's network data
+# (interface, IP, MAC) and a Ready condition, in the pod's own namespace: the CNI reports what
+# ADD did, the daemon writes it (its RBAC: resourceclaims/status update and, for status.devices
+# since 1.36, resourceclaims/driver associated-node:update). The claim is a standalone one, so it
+# outlives its pod: after the pod is deleted, our entry is gone from it.
+kc apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: netdata, namespace: $ns}
+spec:
+  devices:
+    requests: $nic_request
+YAML
+workload_pod netdata "cpu: 100m" "$rdma_net" netdata |
+  sed 's/resourceClaimTemplateName:/resourceClaimName:/' | kc apply -f - >/dev/null
+wait_pod_ready netdata
+# (allocated reads a template's claim from the pod's status, which names no standalone claim.)
+nd_dev=$(kc -n "$ns" get resourceclaim netdata \
+  -o "jsonpath={.status.allocation.devices.results[?(@.driver==\"$driver\")].device}")
+[[ -n $nd_dev ]] || fail "the claim netdata has no device of $driver"
+nd_mac=$(pod_exec netdata cat /sys/class/net/eth1/address)
+nd_ip=$(pod_exec netdata ip -4 -o addr show dev eth1 | awk '{print $4}')
+[[ -n $nd_ip ]] || fail "netdata's eth1 has no IPv4 address"
+# net_entry: our entry of the claim's status.devices, read from `kubectl get -o yaml`, as
+# "<interfaceName> <ips,> <hardwareAddress> <Ready status>/<reason>"; "" when there is none.
+net_entry() {
+  kc -n "$ns" get resourceclaim netdata -o yaml | /usr/bin/python3 -c '
+import sys, yaml
+driver, dev = sys.argv[1], sys.argv[2]
+claim = yaml.safe_load(sys.stdin)
+for d in claim.get("status", {}).get("devices", []) or []:
+    if d["driver"] == driver and d["device"] == dev:
+        nd = d.get("networkData", {})
+        ready = [c for c in d.get("conditions", []) if c["type"] == "Ready"]
+        print(nd.get("interfaceName"), ",".join(nd.get("ips", [])), nd.get("hardwareAddress"),
+              ready[0]["status"] + "/" + ready[0]["reason"] if ready else "-")
+' "$driver" "$nd_dev"
+}
+want="eth1 $nd_ip $nd_mac True/InterfaceReady"
+entry_is() {
+  local e
+  e=$(net_entry) || return 1 # a failed read is not an empty entry
+  [[ $e == "$1" ]]
+}
+start=$(date +%s%N)
+wait_until 30 "the claim's status.devices to show $want" entry_is "$want"
+note networkdata_after_ready_ms $((($(date +%s%N) - start) / 1000000))
+yaml=$(kc -n "$ns" get resourceclaim netdata -o yaml)
+# (YAML quotes a MAC: unquoted, 02:31:00:00:01:00 would read as a base-60 number.)
+for want_re in "interfaceName: eth1" "- ${nd_ip//./\\.}" "hardwareAddress: \"?$nd_mac\"?"; do
+  [[ $yaml =~ $want_re ]] || fail "kubectl get resourceclaim -o yaml lacks /$want_re/: $yaml"
+done
+delete_pod netdata
+wait_until 60 "our entry gone from the claim after its pod" entry_is ""
+kc -n "$ns" get resourceclaim netdata >/dev/null || fail "the standalone claim went with its pod"
+kc -n "$ns" delete resourceclaim netdata --wait >/dev/null
+ok "the claim's status.devices showed eth1, $nd_ip and $nd_mac with Ready, and lost them with the pod"
+
 # A claim without an rdmanet network: the pod-info mount's source exists before any ADD.
 claim_pod bare-claim "$nic_request"
 wait_pod_ready bare-claim

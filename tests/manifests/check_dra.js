@@ -12,8 +12,11 @@
 const kRbacKinds = ['Role', 'RoleBinding', 'ClusterRole', 'ClusterRoleBinding'];
 
 // What the driver calls (deviceplugin/dra/apiserver/slice_publisher.cc, kube_claim_reader.cc,
-// event_recorder.cc), as "group resource verb"; the core group is "".
+// event_recorder.cc, kube_claim_status_writer.cc), as "group resource verb"; the core group is
+// "". The synthetic resourceclaims/driver rule (Kubernetes 1.36+, for status.devices) is checked
+// apart: it alone names a resource, the driver.
 const kDraRules = [
+  'resource.k8s.io resourceclaims/status update',
   'resource.k8s.io resourceslices list',
   'resource.k8s.io resourceslices create',
   'resource.k8s.io resourceslices update',
@@ -64,7 +67,7 @@ function checkDra(ctx) {
   const env = (c.env || []).find((e) => e.name === 'NODE_NAME');
   expectEq('NODE_NAME env', env && env.valueFrom, {fieldRef: {fieldPath: 'spec.nodeName'}});
 
-  checkRbac(docs, pod, fail, expectEq);
+  checkRbac(docs, pod, driver, fail, expectEq);
   checkDeviceClasses(docs, driver, dpConfig, fail, expectEq);
   if (!ctx.noPolicy) checkAdmissionPolicy(docs, pod, driver, fail, expectEq);
   else for (const k of kPolicyKinds) if (ofKind(docs, k).length) fail(`${k} rendered though disabled`);
@@ -110,7 +113,7 @@ function checkAdmissionPolicy(docs, pod, driver, fail, expectEq) {
   expectEq('binding validationActions', b.spec.validationActions, ['Deny']);
 }
 
-function checkRbac(docs, pod, fail, expectEq) {
+function checkRbac(docs, pod, driver, fail, expectEq) {
   for (const k of ['Role', 'RoleBinding']) if (ofKind(docs, k).length) fail(`a ${k} is rendered`);
   const roles = ofKind(docs, 'ClusterRole');
   const bindings = ofKind(docs, 'ClusterRoleBinding');
@@ -119,13 +122,21 @@ function checkRbac(docs, pod, fail, expectEq) {
     return;
   }
   const got = [];
+  let driverRules = 0;
   for (const r of roles[0].rules || []) {
+    if ((r.resources || []).includes('resourceclaims/driver')) {
+      driverRules++;
+      expectEq('the resourceclaims/driver rule', r, {apiGroups: ['resource.k8s.io'],
+        resources: ['resourceclaims/driver'], resourceNames: [driver], verbs: ['associated-node:update']});
+      continue;
+    }
     if (r.resourceNames || r.nonResourceURLs) fail(`ClusterRole rule ${JSON.stringify(r)} is not plain`);
     for (const g of r.apiGroups || []) {
       for (const res of r.resources || []) for (const v of r.verbs || []) got.push(`${g} ${res} ${v}`);
     }
   }
   expectEq('ClusterRole rules (group resource verb)', got.sort(), kDraRules);
+  expectEq('resourceclaims/driver rules', driverRules, 1);
   const b = bindings[0];
   const ds = ofKind(docs, 'DaemonSet')[0];
   expectEq('ClusterRoleBinding roleRef', b.roleRef,

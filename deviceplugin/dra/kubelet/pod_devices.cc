@@ -5,6 +5,7 @@
 
 #include <cerrno>
 
+#include "common/dra/net_report.h"
 #include "common/json/json_dump.h"
 #include "common/kube/names.h"
 #include "common/os/atomic_file.h"
@@ -121,6 +122,13 @@ Status removePodDevices(const fs::path& dir, const std::string& claim_uid) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (!e.is_directory(ec) || e.is_symlink(ec)) continue;
+    // The claim's network reports first (the CNI's, beside the record): the claim is gone from
+    // the node, and so is what the CNI said about its devices.
+    std::error_code ec2;
+    for (const auto& f : fs::directory_iterator(e.path(), ec2)) {
+      const auto key = dra::parseNetReportName(f.path().filename().string());
+      if (key && key->claim_uid == claim_uid) (void)::unlink(f.path().c_str());
+    }
     const fs::path rec = e.path() / recordName(claim_uid);
     if (::unlink(rec.c_str()) != 0 && errno != ENOENT) {
       return errnoError(ErrorCode::kIoFailure, errno,
@@ -138,6 +146,10 @@ void sweepPodDevices(const fs::path& dir, const std::set<std::string>& prepared)
     std::error_code ec2;
     for (const auto& rec : fs::directory_iterator(pod.path(), ec2)) {
       const std::string name = rec.path().filename().string();
+      if (const auto key = dra::parseNetReportName(name); key) {
+        if (!prepared.contains(key->claim_uid)) (void)::unlink(rec.path().c_str());
+        continue;
+      }
       if (!name.ends_with(kSuffix)) continue;
       const std::string uid = name.substr(0, name.size() - kSuffix.size());
       if (!prepared.contains(uid)) (void)::unlink(rec.path().c_str());

@@ -49,10 +49,11 @@ std::optional<ClaimPod> onePodOf(const nlohmann::json& claim);
 // written; what was written for other pods stays (removePodDevices removes all of them).
 Status writePodDevices(const std::filesystem::path& dir, const std::set<std::string>& pods,
                        const PreparedClaim& claim, const DeviceSnapshot& inv);
-// Removes every record of the claim, and the pod dirs it leaves empty. Missing is success.
+// Removes every record of the claim and the CNI's network reports of its devices
+// (common/dra/net_report.h), and the pod dirs it leaves empty. Missing is success.
 Status removePodDevices(const std::filesystem::path& dir, const std::string& claim_uid);
-// Removes the records of claims not in `prepared` (a crash between the checkpoint and the
-// records, or an unprepare while the daemon was down).
+// Removes the records and network reports of claims not in `prepared` (a crash between the
+// checkpoint and the records, or an unprepare while the daemon was down).
 void sweepPodDevices(const std::filesystem::path& dir, const std::set<std::string>& prepared);
 
 }  // namespace rdmanet::dp

@@ -183,6 +183,14 @@ void ClaimPreparer::restoreSpecs() {
   }
 }
 
+std::vector<PreparedClaim> ClaimPreparer::preparedClaims() const {
+  std::lock_guard lk(mu_);
+  std::vector<PreparedClaim> out;
+  out.reserve(checkpoint_.claims().size());
+  for (const auto& [uid, c] : checkpoint_.claims()) out.push_back(c);
+  return out;
+}
+
 size_t ClaimPreparer::preparedCount() const {
   std::lock_guard lk(mu_);
   return checkpoint_.claims().size();

@@ -46,6 +46,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "common/base/result.h"
 #include "deviceplugin/dra/claim_reader.h"
@@ -99,6 +100,8 @@ class ClaimPreparer {
   Status unprepare(const ClaimRef& ref);
 
   size_t preparedCount() const;
+  // A copy of every prepared claim, by UID (for the network status sync). Any thread.
+  std::vector<PreparedClaim> preparedClaims() const;
 
  private:
   RenderOptions renderOptions() const;

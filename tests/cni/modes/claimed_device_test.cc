@@ -7,6 +7,8 @@
 
 #include <fstream>
 
+#include "common/dra/net_report.h"
+#include "common/os/read_file.h"
 #include "tests/cni/plugin_fixture.h"
 
 namespace rdmanet::cni::testing {
@@ -113,6 +115,67 @@ TEST_F(ClaimedDeviceTest, ADeviceIdFromMultusWinsOverTheRecords) {
                                        records().string())));
   ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
   EXPECT_EQ(json::parse(add.stdout_data)["interfaces"][0]["pciID"], "0000:81:10.0");
+}
+
+// The network report (cni/modes/claim_report.h): what ADD made of the claim's device, for the
+// daemon to write into the claim's status.
+TEST_F(ClaimedDeviceTest, AddReportsTheInterfaceItsAddressesAndMacAndDelWithdrawsIt) {
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.0")}));
+  const fs::path report = records() / kPodUid / "a-claim.d.net";
+  const Invocation add = run("ADD", claimConf());
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  auto text = readFile(report, 4096);
+  ASSERT_TRUE(text.ok() && *text) << report;
+  EXPECT_EQ((fs::status(report).permissions() & fs::perms::all),
+            fs::perms::owner_read | fs::perms::owner_write);
+  auto r = dra::parseNetReport(**text);
+  ASSERT_TRUE(r.ok()) << r.error().msg << " " << **text;
+  EXPECT_EQ(r->container_id, "c1");
+  EXPECT_EQ(r->interface_name, "net1");
+  EXPECT_EQ(r->ips, std::vector<std::string>{"10.56.0.2/24"});
+  EXPECT_EQ(r->hardware_address, "02:00:00:aa:00:01");
+  EXPECT_TRUE(r->ready());
+  const Invocation del = run("DEL", withPrev(claimConf(), json::parse(add.stdout_data)));
+  ASSERT_EQ(del.exit_code, 0) << del.stdout_data;
+  EXPECT_FALSE(fs::exists(report));
+  // The record itself is the daemon's: DEL leaves it.
+  EXPECT_TRUE(fs::exists(records() / kPodUid / "a-claim.json"));
+}
+
+TEST_F(ClaimedDeviceTest, AFailedAddReportsItsErrorAndItsDelLeavesTheReport) {
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.0")}));
+  ipam_.fail = json{{"cniVersion", "1.0.0"}, {"code", 11}, {"msg", "pool exhausted"}};
+  const Invocation add = run("ADD", claimConf());
+  ASSERT_NE(add.exit_code, 0);
+  const fs::path report = records() / kPodUid / "a-claim.d.net";
+  auto text = readFile(report, 4096);
+  ASSERT_TRUE(text.ok() && *text) << report;
+  auto r = dra::parseNetReport(**text);
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_FALSE(r->ready());
+  EXPECT_EQ(r->error_code, 11);
+  EXPECT_NE(r->error_message.find("pool exhausted"), std::string::npos) << r->error_message;
+  // The runtime's DEL after the failed ADD: the failure stays what the claim says.
+  EXPECT_EQ(run("DEL", claimConf()).exit_code, 0);
+  EXPECT_TRUE(fs::exists(report));
+  // A later ADD that succeeds replaces it.
+  ipam_.fail.reset();
+  ASSERT_EQ(run("ADD", claimConf()).exit_code, 0);
+  r = dra::parseNetReport(**readFile(report, 4096));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->ready());
+}
+
+TEST_F(ClaimedDeviceTest, ADeviceNoRecordNamesGetsNoReport) {
+  // deviceID from the NAD, no claim of the pod holds it: nothing to report, nothing written.
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.2")}));
+  const Invocation add =
+      run("ADD", sriovConf(fmt::format(R"(, "draDevicesDir": "{}", "resourceName": "rdma/vf")",
+                                       records().string())));
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  for (const auto& e : fs::directory_iterator(records() / kPodUid)) {
+    EXPECT_EQ(e.path().extension(), ".json") << e.path();
+  }
 }
 
 TEST(ClaimedDevice, RecordsThatDoNotParseAreSkipped) {

@@ -15,6 +15,7 @@
 #include "common/kube/client.h"
 #include "deviceplugin/daemon/daemon.h"
 #include "deviceplugin/dra/apiserver/kube_claim_reader.h"
+#include "deviceplugin/dra/apiserver/kube_claim_status_writer.h"
 #include "deviceplugin/dra/dra_front.h"
 #include "tests/deviceplugin/dra/fake_dra_kubelet.h"
 #include "tests/deviceplugin/test_node.h"
@@ -51,6 +52,13 @@ class DraDaemonFixture : public ::testing::Test {
                    DevicePublisher* publisher = nullptr) {
     client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
     reader_ = std::make_unique<KubeClaimReader>(*client_);
+    if (with_claim_status_) {
+      // Its deadlines are on the front's clock, as in the daemon (dra_wiring.cc).
+      status_client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server),
+                                                          kube::ClientOptions{.clock = &clock_});
+      status_writer_ = std::make_unique<KubeClaimStatusWriter>(
+          *status_client_, "rdma.rdmanet.io", [] { return std::string(kWallNow); });
+    }
     front_ = std::make_unique<DraFront>(DraFrontOptions{.kubelet_dir = kubelet_dir_,
                                                         .node = kNode,
                                                         .cdi_dir = cdi_dir_,
@@ -59,7 +67,8 @@ class DraDaemonFixture : public ::testing::Test {
                                                      .claims = reader_.get(),
                                                      .publisher = publisher,
                                                      .metrics = &metrics_,
-                                                     .events = events_});
+                                                     .events = events_,
+                                                     .claim_status = status_writer_.get()});
     daemon_ = std::make_unique<Daemon>(
         DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
         defaultConfig(), DaemonDeps{.clock = &clock_, .front = front_.get()});
@@ -100,6 +109,12 @@ class DraDaemonFixture : public ::testing::Test {
   std::unique_ptr<FakeDraKubelet> kubelet_;
   std::unique_ptr<kube::KubeClient> client_;
   std::unique_ptr<KubeClaimReader> reader_;
+  // Set before startDaemon(): the front writes the CNI's network reports into claims' status
+  // (claim_network_sync.h), its wall clock stopped at kWallNow.
+  bool with_claim_status_ = false;
+  static constexpr const char* kWallNow = "2026-12-06T12:00:00Z";
+  std::unique_ptr<kube::KubeClient> status_client_;
+  std::unique_ptr<KubeClaimStatusWriter> status_writer_;
   std::unique_ptr<DraFront> front_;
   std::unique_ptr<Daemon> daemon_;
 };

@@ -13,6 +13,8 @@
 //   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims[/NAME] the same
 //   /apis/resource.k8s.io/v1/resourceclaims                      list, across namespaces
 //   /api/v1/namespaces/NS/events[/NAME]                          core v1 Events, the same
+//   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME/status   GET, PUT (only .status
+//                                                                is taken from the body)
 // - metadata.uid, resourceVersion (one counter for the whole store), creationTimestamp,
 //   generateName; a PUT whose resourceVersion differs from the stored one is 409 Conflict, a
 //   POST of an existing name 409 AlreadyExists, a missing object 404 NotFound, all as
@@ -22,7 +24,8 @@
 //   labelSelector (=, ==, !=, key, !key); `limit` and `continue` page a list (the token is
 //   opaque to clients; here the index of the next item);
 // - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
-//   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid;
+//   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid; so is
+//   every ResourceClaim's status.devices (validate_claim_status.mjs);
 // - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
 //   device taints / allowMultipleAllocations are dropped before validation and storage, as the
 //   real server drops disabled fields; taints get timeAdded if unset;
@@ -49,6 +52,7 @@ import http from 'node:http';
 import https from 'node:https';
 import crypto from 'node:crypto';
 import {loadSchema, validateSlice, isDnsSubdomain} from './validate_slice.mjs';
+import {loadClaimStatusSchema, validateClaimStatus} from './validate_claim_status.mjs';
 
 const kinds = {
   nodes: {kind: 'Node', apiVersion: 'v1', group: '', fields: ['metadata.name']},
@@ -94,6 +98,8 @@ function route(pathname) {
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/(resourceclaims)(?:\/([^/]+))?$/);
   if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
+  m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/namespaces\/([^/]+)\/(resourceclaims)\/([^/]+)\/status$/);
+  if (m) return {resource: m[2], ns: m[1], name: m[3], status: true};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/(resourceclaims)$/);
   if (m) return {resource: m[1], ns: '', name: '', allNamespaces: true};
   return null;
@@ -257,6 +263,13 @@ function handleApi(req, res, url, body) {
   if (req.method === 'PUT' && r.name) {
     const old = store.get(key(r.name));
     if (!old) return notFound(res, r, r.name);
+    // The status subresource: only .status is taken from the body, the rest stays as stored.
+    if (r.status) {
+      const sent = obj;
+      obj = structuredClone(old);
+      obj.status = sent.status || {};
+      obj.metadata.resourceVersion = sent.metadata.resourceVersion;
+    }
     if (obj.metadata.name !== r.name) {
       return status(res, 400, 'BadRequest', 'the name of the object does not match the name on the URL');
     }
@@ -266,7 +279,8 @@ function handleApi(req, res, url, body) {
       {name: r.name, group: k.group, kind: r.resource});
     }
     prepare(r, obj, now);
-    const causes = r.resource === 'resourceslices' ? validateSlice(obj, old) : [];
+    const causes = r.resource === 'resourceslices' ? validateSlice(obj, old) :
+        r.resource === 'resourceclaims' ? validateClaimStatus(obj) : [];
     if (causes.length) return invalid(res, r, r.name, causes);
     obj.metadata.uid = old.metadata.uid;
     obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
@@ -321,6 +335,7 @@ const kReasons = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404:
   504: 'Timeout'};
 
 await loadSchema();
+await loadClaimStatusSchema();
 const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
