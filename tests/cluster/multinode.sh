@@ -72,8 +72,8 @@ spec:
       limits: {rdma/vf: "1"}
 YAML
 }
-# A privileged pod in the node's own namespaces (network, PID): what an operator's node shell
-# would be. It makes the Soft-RoCE device and runs perftest.
+# A privileged pod in the node's own namespaces (network, PID) with its /dev: what an operator's
+# node shell would be. It makes the Soft-RoCE device and runs perftest.
 agent_pod() {
   cat <<YAML
 apiVersion: v1
@@ -90,6 +90,10 @@ spec:
     imagePullPolicy: Never
     command: [sleep, "8650$1"]
     securityContext: {privileged: true}
+    # The node's /dev, live: the Soft-RoCE device's uverbs node appears after the pod starts,
+    # and a privileged container's own /dev is a copy made at its start.
+    volumeMounts: [{name: dev, mountPath: /dev}]
+  volumes: [{name: dev, hostPath: {path: /dev}}]
 YAML
 }
 start=$SECONDS
@@ -146,12 +150,16 @@ roce_up() {
       [ \"\$(tr '\\0' ' ' <\$p/cmdline 2>/dev/null)\" = 'sleep 8640$i ' ] && echo \${p#/proc/}
     done 2>/dev/null; true" | head -n1)
   [[ -n $pid ]] || fail "node $i: no PID of rank-$i"
+  # /bin/ip, iproute2's: the image's busybox sh runs its own ip applet for a bare `ip`, which
+  # ignores `mode l2` (an L3 ipvlan slave sends no frame).
   pod_exec "agent-$i" sh -ec "
-    nsenter -t $pid -n ip link add link eth1 name rsl$i type ipvlan mode l2
-    nsenter -t $pid -n ip link set rsl$i netns 1
-    ip addr add 192.168.78.$i/24 dev rsl$i
-    ip link set rsl$i up
+    nsenter -t $pid -n /bin/ip link add link eth1 name rsl$i type ipvlan mode l2
+    nsenter -t $pid -n /bin/ip link set rsl$i netns 1
+    /bin/ip addr add 192.168.78.$i/24 dev rsl$i
+    /bin/ip link set rsl$i up
     rdma link add rxe$i type rxe netdev rsl$i" || fail "node $i: Soft-RoCE over rank-$i's VF"
+  [[ $(pod_exec "agent-$i" /bin/ip -d link show "rsl$i") == *"ipvlan  mode l2 "* ]] ||
+    fail "node $i: rsl$i is not an L2 ipvlan slave"
 }
 # gid_index I: the RoCE v2 GID index of rxe<i> for its address, once the table has it.
 gid_index() {
@@ -169,15 +177,17 @@ wait_until 30 "rxe1's RoCE v2 GID" gid_index 1
 wait_until 30 "rxe2's RoCE v2 GID" gid_index 2
 g1=$(gid_index 1) g2=$(gid_index 2)
 
-capture_start roce.pcap "udp port 4791"
+# (A filter on udp alone would miss the tagged frames: tcpdump matches VLAN frames only after
+# a `vlan` keyword.)
+capture_start roce.pcap "udp port 4791 or (vlan and udp port 4791)"
 # The server in node 2's own network (the agent's host network), for as long as its exec runs.
-pod_exec agent-2 ib_write_bw -d rxe2 -x "$g2" -F -s 65536 -n 500 >bw-server.txt 2>&1 &
+pod_exec agent-2 timeout 300 ib_write_bw -d rxe2 -x "$g2" -F -s 65536 -n 500 >bw-server.txt 2>&1 &
 server=$!
 listening() { pod_exec agent-2 sh -c 'netstat -ltn 2>/dev/null | grep -q ":18515 "'; }
 server_output() { [[ ! -s bw-server.txt ]] || sed 's/^/ib_write_bw server: /' bw-server.txt >&2; }
 teardown_hooks+=(server_output)
 wait_until 60 "ib_write_bw server listening on rdmanet-vm2" listening
-bw=$(pod_exec agent-1 ib_write_bw -d rxe1 -x "$g1" -F -s 65536 -n 500 10.244.0.3 2>&1) ||
+bw=$(pod_exec agent-1 timeout 300 ib_write_bw -d rxe1 -x "$g1" -F -s 65536 -n 500 10.244.0.3 2>&1) ||
   fail "ib_write_bw from rdmanet-vm1 to rdmanet-vm2: $bw"
 wait "$server" || fail "ib_write_bw's server on rdmanet-vm2 failed"
 capture_stop
