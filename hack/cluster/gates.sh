@@ -3,8 +3,9 @@
 # know is an error, so each component gets only the gates it registers). Sourced.
 #
 # What rdmanet needs beyond each release's defaults (KEP stages in the README):
-#   1.34: DRA device taints (KEP-5055), extended resources through DRA (KEP-5004) and resource
-#         health in pod status (KEP-4680) are alpha: turned on.
+#   1.34, 1.35: DRA device taints (KEP-5055), extended resources through DRA (KEP-5004) and
+#         resource health in pod status (KEP-4680) are alpha: turned on (1.34 is no longer
+#         tested).
 #   1.37: taints and extended resources are GA; resource health is beta and on by default.
 
 # gates COMPONENT: prints the --feature-gates value (empty for none).
