@@ -76,11 +76,38 @@ void rdmaCounters(const PodSnapshot& snap, PrometheusText& out) {
   write(kDriverCounter, other);
 }
 
+// One counter family per field of a traffic reading (the VF's, as its PF counts it, or the pod
+// interface's own), labelled as the RDMA counters so that a rule can set one against another per
+// pod and interface.
+template <typename Traffic>
+struct TrafficField {
+  std::string_view name, help;
+  uint64_t Traffic::*member;
+};
+
+template <typename Traffic, size_t N>
+void trafficCounters(const PodSnapshot& snap, PrometheusText& out,
+                     const std::array<TrafficField<Traffic>, N>& fields,
+                     std::optional<Traffic> DeviceReading::*reading) {
+  for (const auto& f : fields) {
+    out.family(f.name, "counter", f.help);
+    for (const auto& r : snap.devices) {
+      if (!(r.*reading)) continue;
+      const auto& a = r.dev.att;
+      out.sample(f.name,
+                 {{"namespace", a.pod_namespace},
+                  {"pod", a.pod_name},
+                  {"interface", a.ifname},
+                  {"device", a.pci},
+                  {"rdma_device", r.dev.rdma_device},
+                  {"mode", a.mode}},
+                 (*(r.*reading)).*f.member);
+    }
+  }
+}
+
 void vfCounters(const PodSnapshot& snap, PrometheusText& out) {
-  struct Field {
-    std::string_view name, help;
-    uint64_t VfTraffic::*member;
-  };
+  using Field = TrafficField<VfTraffic>;
   static constexpr std::array<Field, 6> kFields = {{
       {"rdmanet_pod_vf_rx_bytes_total", "Bytes the VF received, as its PF counts them.",
        &VfTraffic::rx_bytes},
@@ -95,30 +122,13 @@ void vfCounters(const PodSnapshot& snap, PrometheusText& out) {
       {"rdmanet_pod_vf_tx_dropped_total", "Sent packets the PF dropped for the VF.",
        &VfTraffic::tx_dropped},
   }};
-  for (const auto& f : kFields) {
-    out.family(f.name, "counter", f.help);
-    for (const auto& r : snap.devices) {
-      if (!r.vf) continue;
-      const auto& a = r.dev.att;
-      out.sample(f.name,
-                 {{"namespace", a.pod_namespace},
-                  {"pod", a.pod_name},
-                  {"interface", a.ifname},
-                  {"device", a.pci},
-                  {"rdma_device", r.dev.rdma_device},
-                  {"mode", a.mode}},
-                 (*r.vf).*f.member);
-    }
-  }
+  trafficCounters(snap, out, kFields, &DeviceReading::vf);
 }
 
 // The pod interface's own counters, labelled as the RDMA ones so that a rule can set one against
 // the other per pod and interface (the chart's RdmanetPodSilentTcpFallback).
 void netdevCounters(const PodSnapshot& snap, PrometheusText& out) {
-  struct Field {
-    std::string_view name, help;
-    uint64_t NetdevTraffic::*member;
-  };
+  using Field = TrafficField<NetdevTraffic>;
   static constexpr std::array<Field, 4> kFields = {{
       {"rdmanet_pod_netdev_rx_bytes_total",
        "Bytes the pod's interface received through the kernel's stack (not hardware RDMA).",
@@ -132,21 +142,7 @@ void netdevCounters(const PodSnapshot& snap, PrometheusText& out) {
       {"rdmanet_pod_netdev_tx_packets_total",
        "Packets the pod's interface sent through the kernel's stack.", &NetdevTraffic::tx_packets},
   }};
-  for (const auto& f : kFields) {
-    out.family(f.name, "counter", f.help);
-    for (const auto& r : snap.devices) {
-      if (!r.netdev) continue;
-      const auto& a = r.dev.att;
-      out.sample(f.name,
-                 {{"namespace", a.pod_namespace},
-                  {"pod", a.pod_name},
-                  {"interface", a.ifname},
-                  {"device", a.pci},
-                  {"rdma_device", r.dev.rdma_device},
-                  {"mode", a.mode}},
-                 (*r.netdev).*f.member);
-    }
-  }
+  trafficCounters(snap, out, kFields, &DeviceReading::netdev);
 }
 
 void info(const PodSnapshot& snap, PrometheusText& out) {
