@@ -59,9 +59,10 @@ case $api in
   deviceplugin) values=$repo/manifests/values/sriov.yaml ;;
   dra) values=$repo/manifests/values/sriov-dra.yaml ;;
 esac
-# kubelet's --root-dir holds pod-resources/ and the DRA dirs; device-plugins/ is at its fixed path.
-if (($(vm_nodes))); then
-  cat >"$state_dir/rdmanet-values.yaml" <<YAML
+# What every node's values share: kubelet's --root-dir holds pod-resources/ and the DRA dirs;
+# device-plugins/ is at its fixed path.
+node_values() {
+  cat <<YAML
 api: $api
 image: {pullPolicy: Never}
 cni: {binDir: "$cni_bin"}
@@ -69,6 +70,11 @@ devicePlugin:
   kubeletDir: "$kubelet_dir"
   devicePluginDir: "$device_plugin_dir"
   cdi: {dir: "$cdi_dir"}
+YAML
+}
+if (($(vm_nodes))); then
+  cat >"$state_dir/rdmanet-values.yaml" <<YAML
+$(node_values)
 # The VM nodes' igb (82576) VFs. They have no RDMA device of their own: Soft-RoCE goes on top
 # of a pod's VF (hack/vm/roce_pods.sh's arrangement).
 pools:
@@ -77,8 +83,9 @@ pools:
     selectors:
       - {vendors: ["8086"], devices: ["10ca"], drivers: [igbvf]}
     lossless: {priority: 3, dscp: 26}
-# One network per node half of 192.168.100.0/24: host-local keeps its leases per node, so two
-# nodes sharing one range would hand out the same address (whereabouts is not installed here).
+# One network per node, on 20 addresses of 192.168.100.0/24 of its own: host-local keeps its
+# leases per node, so two nodes sharing one range would hand out the same address (whereabouts
+# is not installed here).
 # igb has no DCB: the lossless priority is set on the VF and its PFC check only warns. Nor can
 # igb set a VF's link_state (rdmanet refuses the setting with a clear error), so none is asked.
 networks:
@@ -103,13 +110,7 @@ YAML
   exit 0
 fi
 cat >"$state_dir/rdmanet-values.yaml" <<YAML
-api: $api
-image: {pullPolicy: Never}
-cni: {binDir: "$cni_bin"}
-devicePlugin:
-  kubeletDir: "$kubelet_dir"
-  devicePluginDir: "$device_plugin_dir"
-  cdi: {dir: "$cdi_dir"}
+$(node_values)
 # The simulated node's NICs (hack/topologies/default.json, netdevs prefixed "rc"): its
 # ConnectX-class VFs, whichever PF.
 pools:
