@@ -37,7 +37,7 @@ Error delegateError(const std::string& type, const ExecOutput& out) {
   auto doc = parseJson(out.stdout_data, kDelegateLimits);
   if (doc.ok() && doc->is_object() && doc->contains("code")) {
     const json& j = *doc;
-    const int code = j["code"].is_number_integer() ? j["code"].get<int>() : 999;
+    const int code = static_cast<int>(intOr(j, "code", 999, 1, 999).valueOr(999));
     std::string msg = j.value("msg", std::string("IPAM plugin failed"));
     if (!j["msg"].is_string()) msg = "IPAM plugin failed";
     std::string details = j.contains("details") && j["details"].is_string()

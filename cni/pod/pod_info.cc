@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cni/state/state_store.h"
+#include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/confined_path.h"
@@ -55,8 +56,8 @@ nlohmann::json podInfoJson(const nlohmann::json& device_info, const std::string&
     copyKey(ext, k, info, k);
   }
   // NCCL_IB_TC is the GRH's traffic class byte: DSCP in its upper six bits.
-  if (auto it = ext.find("dscp"); it != ext.end() && it->is_number_integer()) {
-    info["traffic-class"] = it->get<int>() << 2;
+  if (auto dscp = optInt(ext, "dscp", 0, 63); dscp.ok() && dscp->has_value()) {
+    info["traffic-class"] = **dscp << 2;
   }
   nlohmann::json ips = nlohmann::json::array();
   for (const auto& ip : result.ips) {

@@ -1,5 +1,9 @@
 #include "cni/state/attachment_state.h"
 
+#include <concepts>
+#include <cstdint>
+#include <limits>
+
 #include "cni/conf/json_util.h"
 
 namespace rdmanet::cni {
@@ -25,18 +29,30 @@ json vfJson(const VfInfo& v) {
           {"max_tx_rate", v.max_tx_rate}};
 }
 
-VfInfo vfFrom(const json& j) {
+// An integer of the state file within [lo, hi] (T's range by default), or `fallback` when
+// absent: anything else makes the file invalid, as a wrong type does (error 5, like a torn file).
+template <std::integral T>
+Result<T> stateInt(const json& j, std::string_view key, T fallback,
+                   int64_t lo = std::numeric_limits<T>::min(),
+                   int64_t hi = std::numeric_limits<T>::max()) {
+  auto n = intOr<T>(j, key, fallback, lo, hi);
+  if (!n.ok()) return makeError(ErrorCode::kIoFailure, "state file is invalid", n.error().msg);
+  return n;
+}
+
+Result<VfInfo> vfFrom(const json& j) {
   VfInfo v;
-  v.index = j.value("index", 0);
+  RDMANET_ASSIGN_OR_RETURN(v.index, stateInt(j, "index", 0, 0, INT32_MAX));
   v.mac = MacAddress::parse(j.value("mac", "00:00:00:00:00:00")).valueOr(MacAddress{});
-  v.vlan = j.value("vlan", 0);
-  v.qos = j.value("qos", 0);
-  v.vlan_proto = j.value("proto", 0x8100);
+  RDMANET_ASSIGN_OR_RETURN(v.vlan, stateInt<uint16_t>(j, "vlan", 0, 0, 4095));
+  RDMANET_ASSIGN_OR_RETURN(v.qos, stateInt<uint8_t>(j, "qos", 0, 0, 7));
+  RDMANET_ASSIGN_OR_RETURN(v.vlan_proto, stateInt<uint16_t>(j, "proto", 0x8100));
   v.spoofchk = j.value("spoofchk", false);
   v.trust = j.value("trust", false);
-  v.link_state = static_cast<VfLinkState>(j.value("link_state", 0));
-  v.min_tx_rate = j.value("min_tx_rate", 0u);
-  v.max_tx_rate = j.value("max_tx_rate", 0u);
+  RDMANET_ASSIGN_OR_RETURN(const int link_state, stateInt(j, "link_state", 0, 0, 2));
+  v.link_state = static_cast<VfLinkState>(link_state);
+  RDMANET_ASSIGN_OR_RETURN(v.min_tx_rate, stateInt<uint32_t>(j, "min_tx_rate", 0));
+  RDMANET_ASSIGN_OR_RETURN(v.max_tx_rate, stateInt<uint32_t>(j, "max_tx_rate", 0));
   return v;
 }
 
@@ -98,27 +114,29 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
     s.pod_namespace = j.value("podNamespace", "");
     s.pod_name = j.value("podName", "");
     s.pod_uid = j.value("podUid", "");
-    s.priority = j.value("priority", 0);
+    RDMANET_ASSIGN_OR_RETURN(s.priority, stateInt(j, "priority", 0, 0, 7));
     s.cni_version = j.value("cniVersion", "");
     const auto mode = modeOf(j.value("mode", ""));
     if (!mode) return makeError(ErrorCode::kIoFailure, "state file has an unknown mode");
     s.mode = *mode;
     s.complete = j.value("complete", false);
     s.host_ifname = j.value("hostIfname", "");
-    s.host_ifindex = j.value("hostIfindex", 0);
+    RDMANET_ASSIGN_OR_RETURN(s.host_ifindex, stateInt(j, "hostIfindex", 0, 0, INT32_MAX));
     s.pci = j.value("pci", "");
     s.orig_mac = MacAddress::parse(j.value("origMac", "")).valueOr(MacAddress{});
-    s.orig_mtu = j.value("origMtu", 0u);
+    RDMANET_ASSIGN_OR_RETURN(s.orig_mtu, stateInt<uint32_t>(j, "origMtu", 0));
     s.orig_up = j.value("origUp", false);
     s.pf_name = j.value("pfName", "");
     s.pf_pci = j.value("pfPci", "");
-    s.vf_index = j.value("vfIndex", -1);
-    if (j.contains("origVf") && j["origVf"].is_object()) s.orig_vf = vfFrom(j["origVf"]);
+    RDMANET_ASSIGN_OR_RETURN(s.vf_index, stateInt(j, "vfIndex", -1, -1, INT32_MAX));
+    if (j.contains("origVf") && j["origVf"].is_object()) {
+      RDMANET_ASSIGN_OR_RETURN(s.orig_vf, vfFrom(j["origVf"]));
+    }
     s.vf_knobs_set = j.value("vfKnobsSet", std::vector<std::string>{});
     s.vlan_link = j.value("vlanLink", "");
     s.pod_lower = j.value("podLower", "");
     s.rdma_moved = j.value("rdmaMoved", std::vector<std::string>{});
-    s.pod_ifindex = j.value("podIfindex", 0);
+    RDMANET_ASSIGN_OR_RETURN(s.pod_ifindex, stateInt(j, "podIfindex", 0, 0, INT32_MAX));
     s.device_info_file = j.value("deviceInfoFile", "");
     s.pod_info_dir = j.value("podInfoDir", "");
     s.ipam = j.value("ipam", json());
@@ -131,10 +149,10 @@ Result<AttachmentState> AttachmentState::fromJson(const json& j) {
       s.dev_parent = d->value("parent", "");
       s.dev_perm_mac = MacAddress::parse(d->value("permMac", "")).valueOr(MacAddress{});
       s.dev_kind = d->value("kind", "");
-      s.dev_pod_ifindex = d->value("podIfindex", 0);
+      RDMANET_ASSIGN_OR_RETURN(s.dev_pod_ifindex, stateInt(*d, "podIfindex", 0, 0, INT32_MAX));
     }
     s.boot_id = j.value("bootId", "");
-    s.added_ns = j.value("addedNs", int64_t{0});
+    RDMANET_ASSIGN_OR_RETURN(s.added_ns, stateInt<int64_t>(j, "addedNs", 0, 0, INT64_MAX));
     return s;
   } catch (const json::exception& e) {
     return makeError(ErrorCode::kIoFailure, "state file is invalid", e.what());

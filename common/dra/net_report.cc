@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/base/mac_address.h"
+#include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/kube/names.h"
 #include "common/net/ip.h"
@@ -114,12 +115,11 @@ Result<NetReport> parseNetReport(std::string_view text) {
       return bad("error", "comes without ips and hardwareAddress");
     }
     if (!err->is_object() || err->size() != 2) return bad("error", "must be {code, msg}");
-    const auto code = err->find("code");
-    if (code == err->end() || !code->is_number_integer() || code->get<int64_t>() < 1 ||
-        code->get<int64_t>() > 999) {
+    const auto code = optInt(*err, "code", 1, 999);
+    if (!code.ok() || !code->has_value()) {
       return bad("error.code", "must be a CNI error code (1..999)");
     }
-    r.error_code = static_cast<int>(code->get<int64_t>());
+    r.error_code = static_cast<int>(**code);
     RDMANET_ASSIGN_OR_RETURN(r.error_message, stringField(*err, "msg"));
     if (r.error_message.size() > kMaxErrorMessage ||
         !std::all_of(r.error_message.begin(), r.error_message.end(), printableAscii)) {

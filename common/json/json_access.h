@@ -8,7 +8,10 @@
 // `key` is whatever names the field to the reader: a member name ("mtu") or a path
 // ("resourceList[0].rdmaHcaMax", "users[u].user.token").
 
+#include <algorithm>
+#include <concepts>
 #include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,6 +42,21 @@ Result<std::optional<std::string>> optString(const nlohmann::json& obj, std::str
 Result<std::optional<bool>> optBool(const nlohmann::json& obj, std::string_view key);
 Result<std::optional<int64_t>> optInt(const nlohmann::json& obj, std::string_view key, int64_t lo,
                                       int64_t hi);
+// The integer member `key` of `obj` as a T, or `fallback` when it is absent or null; error 7
+// naming `key` when it is a float, a string or outside [lo, hi] (by default T's whole range).
+// The way to read a number of a document from outside: nlohmann's `value(key, 0)` and
+// `get<int>()` convert a float or a wider integer with no check, and a float out of the target's
+// range is undefined behaviour (lint.json_numbers refuses them outside common/json).
+template <std::integral T>
+requires(!std::same_as<T, bool>) Result<T> intOr(
+    const nlohmann::json& obj, std::string_view key, T fallback,
+    int64_t lo = static_cast<int64_t>(std::numeric_limits<T>::min()),
+    int64_t hi = static_cast<int64_t>(std::min<uint64_t>(std::numeric_limits<T>::max(),
+                                                         std::numeric_limits<int64_t>::max()))) {
+  RDMANET_ASSIGN_OR_RETURN(std::optional<int64_t> n, optInt(obj, key, lo, hi));
+  return n ? static_cast<T>(*n) : fallback;
+}
+
 Result<const nlohmann::json*> optObject(const nlohmann::json& obj, std::string_view key);
 Result<const nlohmann::json*> optArray(const nlohmann::json& obj, std::string_view key);
 

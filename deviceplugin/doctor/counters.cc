@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "common/base/enum_names.h"
+#include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
@@ -81,20 +82,20 @@ Result<CounterSnapshot> snapshotFromJson(std::string_view text) {
   if (!j.is_object() || !j.contains("ports") || !j["ports"].is_object()) {
     return bad("\"ports\" must be an object");
   }
-  if (j.value("version", 0) != 1) return bad("\"version\" must be 1");
+  if (auto v = intOr(j, "version", 0); !v.ok() || *v != 1) return bad("\"version\" must be 1");
   CounterSnapshot snap;
-  if (j.contains("taken_at")) {
-    if (!j["taken_at"].is_number_integer()) return bad("\"taken_at\" must be an integer");
-    snap.taken_at = j["taken_at"].get<int64_t>();
-  }
+  auto taken_at = intOr<int64_t>(j, "taken_at", 0);
+  if (!taken_at.ok()) return bad(taken_at.error().msg);
+  snap.taken_at = *taken_at;
   for (const auto& [port, counters] : j["ports"].items()) {
     if (!counters.is_object()) return bad(fmt::format("ports.{} must be an object", port));
     auto& out = snap.ports[port];
     for (const auto& [name, v] : counters.items()) {
+      // Counters are unsigned 64-bit in the kernel: the whole range, beyond int64_t.
       if (!v.is_number_unsigned()) {
         return bad(fmt::format("ports.{}.{} must be a non-negative integer", port, name));
       }
-      out[name] = v.get<uint64_t>();
+      out[name] = v.get<uint64_t>();  // json-number: checked
     }
   }
   return snap;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/json/json_access.h"
 #include "common/os/read_file.h"
 
 namespace rdmanet::podnet {
@@ -31,10 +32,12 @@ std::optional<PodAttachment> fromJson(const json& j) {
   a.pod_lower = j.value("podLower", "");
   a.pf_name = j.value("pfName", "");
   a.pf_pci = j.value("pfPci", "");
-  a.vf_index = j.value("vfIndex", -1);
+  a.vf_index = intOr(j, "vfIndex", -1, -1, INT32_MAX).valueOr(-1);
   a.rdma_in_pod = j.value("rdmaMoved", std::vector<std::string>{});
-  a.priority = j.value("priority", 0);
-  a.pod_ifindex = j.value("podIfindex", 0);
+  // The CNI wrote these within their ranges; a number outside them is not its, and reads as
+  // "not recorded" rather than as a wrapped value.
+  a.priority = intOr(j, "priority", 0, 0, 7).valueOr(0);
+  a.pod_ifindex = intOr(j, "podIfindex", 0, 0, INT32_MAX).valueOr(0);
   return a;
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/kube/api_error.h"
 #include "common/kube/names.h"
@@ -18,17 +19,12 @@ using json = nlohmann::json;
 
 int64_t generationOf(const json& s) {
   const auto& p = s["spec"]["pool"];
-  return p.is_object() && p.contains("generation") && p["generation"].is_number_integer()
-             ? p["generation"].get<int64_t>()
-             : 0;
+  return intOr<int64_t>(p, "generation", 0, 0, INT64_MAX).valueOr(0);
 }
 
 int64_t countOf(const json& s) {
   const auto& p = s["spec"]["pool"];
-  return p.is_object() && p.contains("resourceSliceCount") &&
-                 p["resourceSliceCount"].is_number_integer()
-             ? p["resourceSliceCount"].get<int64_t>()
-             : 0;
+  return intOr<int64_t>(p, "resourceSliceCount", 0, 0, INT64_MAX).valueOr(0);
 }
 
 std::string poolOf(const json& s) {

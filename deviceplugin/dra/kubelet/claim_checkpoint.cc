@@ -10,6 +10,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
 #include "common/os/read_file.h"
@@ -77,7 +78,8 @@ Result<std::map<std::string, PreparedClaim>> ClaimCheckpoint::parse(const fs::pa
     return makeError(ErrorCode::kDecodeFailure, fmt::format("{} is not JSON", from.string()));
   }
   try {
-    if (j.at("version").get<int>() != kVersion) {
+    const json* version = jsonMember(j, "version");
+    if (version == nullptr || !version->is_number_integer() || *version != kVersion) {
       return makeError(
           ErrorCode::kInvalidConfig,
           fmt::format("{}: unknown version {}", from.string(), dumpJson(j["version"])));

@@ -119,6 +119,35 @@ TEST_F(StateTest, ACorruptStateFileIsError5) {
   EXPECT_EQ(r.error().code, ErrorCode::kIoFailure);
 }
 
+// A state file's numbers are read within their fields' ranges (the attachment-state fuzzer's
+// finding): a float or an out-of-range value makes the file invalid, like a wrong type, instead of
+// undefined behaviour or a silently wrapped VLAN that DEL would write back to the VF.
+TEST_F(StateTest, ANumberOutOfItsFieldsRangeMakesTheStateFileInvalid) {
+  ASSERT_TRUE(store_.ensure().ok());
+  const std::string head = R"({"containerID": "c1", "ifname": "net1", "mode": "sriov", )";
+  for (const std::string bad :
+       {R"("origVf": {"index": 1, "proto": 3.49e124})", R"("origMtu": 6.7e123)",
+        R"("origVf": {"index": 1, "vlan": 70000})", R"("origVf": {"index": 1, "link_state": 3})",
+        R"("priority": 8)", R"("vfIndex": -2)", R"("addedNs": 1.5)",
+        R"("device": {"podIfindex": 4294967296})"}) {
+    std::ofstream(store_.dir() / "c1_net1.json", std::ios::trunc) << head << bad << "}";
+    auto r = store_.load("c1", "net1");
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::kIoFailure) << bad;
+    EXPECT_EQ(r.error().msg, "state file is invalid") << bad;
+    bool torn = false;
+    ASSERT_TRUE(store_.load("c1", "net1", &torn).ok()) << bad;
+    EXPECT_TRUE(torn) << bad;
+  }
+  std::ofstream(store_.dir() / "c1_net1.json", std::ios::trunc)
+      << head << R"("origVf": {"index": 3, "vlan": 4095, "qos": 7, "max_tx_rate": 4294967295}})";
+  auto good = store_.load("c1", "net1");
+  ASSERT_TRUE(good.ok() && good->has_value());
+  ASSERT_TRUE((*good)->orig_vf.has_value());
+  EXPECT_EQ((*good)->orig_vf->vlan, 4095);
+  EXPECT_EQ((*good)->orig_vf->max_tx_rate, 4294967295u);
+}
+
 // What DEL and GC read instead (issue 29): a torn file is no state, reported as torn, and its
 // name is listed so GC can release it.
 TEST_F(StateTest, ATornStateFileIsNoStateWhenAskedAndListedByName) {

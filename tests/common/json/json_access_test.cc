@@ -76,5 +76,25 @@ TEST(JsonAccessTest, ValuesOfTheRightTypeAndRangeAreReturned) {
   EXPECT_EQ(*optArray(doc, "list"), &doc["list"]);
 }
 
+// intOr is how a document's number becomes a C++ integer: a float, however large, and a value
+// beyond the target type are errors naming the key, never nlohmann's unchecked conversion (a
+// float out of range is undefined behaviour; the state-file fuzzer found it).
+TEST(JsonAccessTest, IntOrChecksTheTypeAndTheTargetsRange) {
+  const json doc = json::parse(
+      R"({"huge": 3.5e124, "whole": 3.0, "wide": 70000, "neg": -1, "ok": 4095, "n": null})");
+  EXPECT_EQ(intOr<int>(doc, "huge", 0).error().msg, "\"huge\" must be an integer");
+  EXPECT_EQ(intOr<int>(doc, "whole", 0).error().msg, "\"whole\" must be an integer");
+  EXPECT_EQ(intOr<uint16_t>(doc, "wide", 0).error().msg,
+            "\"wide\" is 70000, out of range 0..65535");
+  EXPECT_EQ(intOr<uint32_t>(doc, "neg", 0).error().msg,
+            "\"neg\" is -1, out of range 0..4294967295");
+  EXPECT_EQ(intOr<uint64_t>(doc, "neg", 0).error().msg,
+            "\"neg\" is -1, out of range 0..9223372036854775807");
+  EXPECT_EQ(intOr<int>(doc, "ok", 0, 0, 4094).error().msg, "\"ok\" is 4095, out of range 0..4094");
+  EXPECT_EQ(*intOr<uint16_t>(doc, "ok", 0), 4095);
+  EXPECT_EQ(*intOr<int>(doc, "n", -1), -1);
+  EXPECT_EQ(*intOr<int8_t>(doc, "missing", 5), 5);
+}
+
 }  // namespace
 }  // namespace rdmanet
