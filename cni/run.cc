@@ -38,7 +38,8 @@ Status confinePaths(NetConf& conf, Command command, const NodeConfig& node, Logg
   };
   for (const Named& n :
        {Named{conf.device_info_file, node.devinfo_root, "runtimeConfig.CNIDeviceInfoFile"},
-        Named{conf.pod_info_dir, node.pod_info_root, "podInfoDir"}}) {
+        Named{conf.pod_info_dir, node.pod_info_root, "podInfoDir"},
+        Named{conf.dra_devices_dir, node.dra_devices_root, "draDevicesDir"}}) {
     if (n.path.empty() || isBeneath(n.root, n.path)) continue;
     if (acts) {
       return makeError(ErrorCode::kInvalidConfig,
@@ -56,7 +57,8 @@ Invocation dispatch(PluginDeps& deps, const CniEnv& env, const NetConf& conf) {
   switch (env.command) {
     case Command::kAdd: {
       auto r = plugin.add(env, conf);
-      reportAdd(env, conf, r, deps.log);  // for the DRA claim's status (claim_report.h)
+      reportAdd(env, conf, deps.node.dra_devices_root, r,
+                deps.log);  // for the DRA claim's status (claim_report.h)
       if (!r.ok()) return failure(r.error(), conf.cni_version);
       return {0, dumpJson(resultToJson(*r, conf.cni_version)) + "\n"};
     }
@@ -67,7 +69,7 @@ Invocation dispatch(PluginDeps& deps, const CniEnv& env, const NetConf& conf) {
         if (auto p = PciAddress::parse((*st)->pci); p.ok()) pci = *p;
       }
       s = plugin.del(env, conf);
-      if (s.ok() && pci) withdrawReport(env, conf, *pci, deps.log);
+      if (s.ok() && pci) withdrawReport(env, conf, deps.node.dra_devices_root, *pci, deps.log);
       break;
     }
     case Command::kCheck:
@@ -109,15 +111,18 @@ Invocation runCni(PluginDeps& deps, const EnvLookup& lookup, std::string_view st
     Status filled = confinePaths(*conf, env->command, deps.node, deps.log);
     // Without a deviceID from Multus, the device of the pod's DRA claim (claimed_device.h).
     const bool claimed = !conf->device_id;
-    if (filled.ok()) filled = fillClaimedDevice(*conf, *env, deps.store);
+    if (filled.ok()) {
+      filled = fillClaimedDevice(*conf, *env, deps.store, deps.node.dra_devices_root);
+    }
     if (filled.ok() && claimed && conf->device_id) {
       deps.log.info("deviceID {} from the pod's DRA claim records", conf->device_id->str());
     }
     const bool acts = env->command == Command::kAdd || env->command == Command::kCheck;
     if (filled.ok() && acts && conf->pod_device_id) {
-      filled = checkPodOwnsDevice(*conf->pod_device_id, "runtimeConfig.deviceID", env->args,
-                                  {.kubelet_checkpoint = deps.node.kubelet_checkpoint,
-                                   .dra_devices_dir = conf->dra_devices_dir});
+      filled = checkPodOwnsDevice(
+          *conf->pod_device_id, "runtimeConfig.deviceID", env->args,
+          {.kubelet_checkpoint = deps.node.kubelet_checkpoint,
+           .dra_devices = {.root = deps.node.dra_devices_root, .dir = conf->dra_devices_dir}});
     }
     Invocation out =
         filled.ok() ? dispatch(deps, *env, *conf) : failure(filled.error(), conf->cni_version);

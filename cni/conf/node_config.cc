@@ -35,6 +35,7 @@ Result<NodeConfig> loadNodeConfig(const std::filesystem::path& state_dir) {
     RDMANET_RETURN_IF_ERROR(absolutePath(doc, "devinfoRoot", c.devinfo_root));
     RDMANET_RETURN_IF_ERROR(absolutePath(doc, "logRoot", c.log_root));
     RDMANET_RETURN_IF_ERROR(absolutePath(doc, "podInfoRoot", c.pod_info_root));
+    RDMANET_RETURN_IF_ERROR(absolutePath(doc, "draDevicesRoot", c.dra_devices_root));
     RDMANET_ASSIGN_OR_RETURN(auto max, optInt(doc, "logMaxBytes", 4096, int64_t{1} << 40));
     if (max) c.log_max_bytes = static_cast<size_t>(*max);
     RDMANET_ASSIGN_OR_RETURN(auto ms, optInt(doc, "ipamTimeoutMs", 1, 3'600'000));

@@ -8,6 +8,8 @@
 //   devinfoRoot          where runtimeConfig.CNIDeviceInfoFile must be (Multus's device-info dir)
 //   logRoot              where logFile must be
 //   podInfoRoot          where podInfoDir must be (rdmanet's run dir)
+//   draDevicesRoot       where draDevicesDir must be (rdmanet's run dir: the chart's
+//                        /var/run/rdmanet/dra-devices is beneath it)
 //   logMaxBytes          a log file at or above this is emptied before the next line
 //   ipamTimeoutMs        how long an IPAM delegate may run before it is killed (1..3600000)
 // Without the file, the defaults below hold: they are right for any kubelet (its device-plugins
@@ -27,6 +29,7 @@ struct NodeConfig {
   std::string devinfo_root = "/var/run/k8s.cni.cncf.io/devinfo";
   std::string log_root = "/var/log";
   std::string pod_info_root = "/var/run/rdmanet";
+  std::string dra_devices_root = "/var/run/rdmanet";
   size_t log_max_bytes = 16u << 20;
   std::chrono::milliseconds ipam_timeout{std::chrono::seconds(60)};
 };

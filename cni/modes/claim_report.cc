@@ -8,6 +8,7 @@
 #include "cni/modes/claimed_device.h"
 #include "common/dra/net_report.h"
 #include "common/os/atomic_file.h"
+#include "common/os/confined_path.h"
 #include "common/os/read_file.h"
 
 namespace rdmanet::cni {
@@ -16,18 +17,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The report's path for `pci`, when the pod's records name it; nullopt otherwise.
-std::optional<fs::path> reportPath(const CniEnv& env, const NetConf& conf, const PciAddress& pci,
-                                   Logger& log) {
+// The report for `pci` in the pod's records directory, held open (claimed_device.h), when the
+// records name it; nullopt otherwise.
+std::optional<ConfinedFile> reportFile(const CniEnv& env, const NetConf& conf,
+                                       const std::string& root, const PciAddress& pci,
+                                       Logger& log) {
   if (conf.dra_devices_dir.empty() || env.args.pod_uid.empty()) return std::nullopt;
-  auto ref = claimOfDevice(conf.dra_devices_dir, env.args.pod_uid, pci);
-  if (!ref.ok()) {
-    log.warn("no network report for {}: {}", pci.str(), ref.error().msg);
+  const DraRecordsDir where{.root = root, .dir = conf.dra_devices_dir};
+  auto ref = claimOfDevice(where, env.args.pod_uid, pci);
+  auto dir = ref.ok() ? openPodRecords(where, env.args.pod_uid) : Result<Fd>(ref.error());
+  if (!dir.ok()) {
+    log.warn("no network report for {}: {}", pci.str(), dir.error().msg);
     return std::nullopt;
   }
-  if (!*ref) return std::nullopt;  // not a claim's device
-  return fs::path(conf.dra_devices_dir) / env.args.pod_uid /
-         dra::netReportName((*ref)->claim_uid, (*ref)->device);
+  if (!*ref || dir->get() < 0) return std::nullopt;  // not a claim's device
+  return ConfinedFile{.dir = std::move(*dir),
+                      .name = dra::netReportName((*ref)->claim_uid, (*ref)->device)};
 }
 
 // Our interface's addresses: those the result gives the last interface named env.ifname in the
@@ -52,11 +57,11 @@ dra::NetReport reportOf(const CniEnv& env, const CniResult& result) {
 
 }  // namespace
 
-void reportAdd(const CniEnv& env, const NetConf& conf, const Result<CniResult>& result,
-               Logger& log) {
+void reportAdd(const CniEnv& env, const NetConf& conf, const std::string& dra_devices_root,
+               const Result<CniResult>& result, Logger& log) {
   if (!conf.device_id) return;
-  const auto path = reportPath(env, conf, *conf.device_id, log);
-  if (!path) return;
+  const auto file = reportFile(env, conf, dra_devices_root, *conf.device_id, log);
+  if (!file) return;
   dra::NetReport r;
   if (result.ok()) {
     r = reportOf(env, *result);
@@ -67,23 +72,24 @@ void reportAdd(const CniEnv& env, const NetConf& conf, const Result<CniResult>& 
          .error_message = result.error().msg};
   }
   // 0600: the daemon (root) reads it; the pod's addresses are nobody else's business.
-  const Status st = writeFileAtomic(*path, dra::renderNetReport(r),
+  const Status st = writeFileAtomic(file->viaFd(), dra::renderNetReport(r),
                                     AtomicWriteOptions{.mode = 0600, .durable = false});
   if (!st.ok()) log.warn("network report not written: {}", st.error().msg);
 }
 
-void withdrawReport(const CniEnv& env, const NetConf& conf, const PciAddress& pci, Logger& log) {
-  const auto path = reportPath(env, conf, pci, log);
-  if (!path) return;
-  auto text = readFile(*path, dra::kMaxReportBytes);
+void withdrawReport(const CniEnv& env, const NetConf& conf, const std::string& dra_devices_root,
+                    const PciAddress& pci, Logger& log) {
+  const auto file = reportFile(env, conf, dra_devices_root, pci, log);
+  if (!file) return;
+  auto text = readFile(file->viaFd(), dra::kMaxReportBytes);
   if (!text.ok() || !*text) return;  // none (or not ours to judge): nothing to withdraw
   auto r = dra::parseNetReport(**text);
   if (r.ok() &&
       (!r->ready() || r->container_id != env.container_id || r->interface_name != env.ifname)) {
     return;
   }
-  if (::unlink(path->c_str()) != 0 && errno != ENOENT) {
-    log.warn("network report {} not removed: errno {}", path->string(), errno);
+  if (::unlinkat(file->dir.get(), file->name.c_str(), 0) != 0 && errno != ENOENT) {
+    log.warn("network report {} not removed: errno {}", file->name, errno);
   }
 }
 

@@ -23,12 +23,15 @@ namespace rdmanet::cni {
 
 // After ADD of conf.device_id: writes the report of `result` (its interface env.ifname and that
 // interface's addresses) or of its error.
-void reportAdd(const CniEnv& env, const NetConf& conf, const Result<CniResult>& result,
-               Logger& log);
+// `dra_devices_root` is the node's root for draDevicesDir (node_config.h): the report goes into
+// the pod's records directory as claimed_device.h opens it, never through a symlink.
+void reportAdd(const CniEnv& env, const NetConf& conf, const std::string& dra_devices_root,
+               const Result<CniResult>& result, Logger& log);
 // After a successful DEL of the attachment that held `pci`: removes the device's report when it
 // is a successful ADD's of this container and interface. A failed ADD's report stays (it is
 // what the claim's status should go on saying until an ADD succeeds or the claim is
 // unprepared), and so does a newer sandbox's.
-void withdrawReport(const CniEnv& env, const NetConf& conf, const PciAddress& pci, Logger& log);
+void withdrawReport(const CniEnv& env, const NetConf& conf, const std::string& dra_devices_root,
+                    const PciAddress& pci, Logger& log);
 
 }  // namespace rdmanet::cni

@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <vector>
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/limits.h"
+#include "common/os/confined_path.h"
 #include "common/os/read_file.h"
 
 namespace rdmanet::cni {
@@ -30,15 +32,15 @@ bool plausibleUid(const std::string& uid) {
   });
 }
 
-// Every device of the pod's records, claims by UID, devices in allocation order. Error 7 for a
-// malformed pod UID, 5 when a record cannot be read; records that do not parse are skipped.
-Result<std::vector<RecordedDevice>> podRecordedDevices(const std::string& dir,
+// Every device of the pod's records, claims by UID, devices in allocation order. Errors as
+// openPodRecords's, and 5 when a record cannot be read; records that do not parse are skipped.
+Result<std::vector<RecordedDevice>> podRecordedDevices(const DraRecordsDir& where,
                                                        const std::string& pod_uid) {
-  if (!plausibleUid(pod_uid)) {
-    return makeError(ErrorCode::kInvalidConfig,
-                     fmt::format("K8S_POD_UID \"{}\" is not a pod UID", pod_uid));
-  }
-  const fs::path pod_dir = fs::path(dir) / pod_uid;
+  RDMANET_ASSIGN_OR_RETURN(Fd held, openPodRecords(where, pod_uid));
+  if (held.get() < 0) return std::vector<RecordedDevice>();
+  // Listed and read through the held directory: a component swapped for a symlink after the
+  // walk changes nothing, and readFile refuses a record that is a symlink.
+  const fs::path pod_dir = fmt::format("/proc/self/fd/{}", held.get());
   std::vector<fs::path> records;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(pod_dir, ec)) {
@@ -71,19 +73,30 @@ Result<std::vector<RecordedDevice>> podRecordedDevices(const std::string& dir,
 
 }  // namespace
 
-Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
+Result<Fd> openPodRecords(const DraRecordsDir& where, const std::string& pod_uid) {
+  if (!plausibleUid(pod_uid)) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("K8S_POD_UID \"{}\" is not a pod UID", pod_uid));
+  }
+  auto held = openConfinedDir(where.root, where.dir + "/" + pod_uid, /*create=*/false);
+  if (!held.ok() && held.error().sys_errno == ENOENT) return Fd();
+  if (!held.ok()) return held.error().context("draDevicesDir");
+  return held;
+}
+
+Result<std::vector<PciAddress>> podClaimedDevices(const DraRecordsDir& where,
                                                   const std::string& pod_uid) {
-  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(where, pod_uid));
   std::vector<PciAddress> out;
   out.reserve(recorded.size());
   for (const RecordedDevice& d : recorded) out.push_back(d.pci);
   return out;
 }
 
-Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const std::string& dir,
+Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const DraRecordsDir& where,
                                                       const std::string& pod_uid,
                                                       const PciAddress& pci) {
-  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(where, pod_uid));
   for (RecordedDevice& d : recorded) {
     if (d.pci == pci && !d.device.empty()) {
       return std::optional<ClaimedDeviceRef>(
@@ -93,10 +106,10 @@ Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const std::string& dir,
   return std::optional<ClaimedDeviceRef>();
 }
 
-Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
+Result<PciAddress> claimedDevice(const DraRecordsDir& where, const std::string& pod_uid,
                                  const std::string& resource_name,
                                  const std::set<std::string>& taken) {
-  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(dir, pod_uid));
+  RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(where, pod_uid));
   size_t of_pool = 0;
   for (const RecordedDevice& d : recorded) {
     if (d.resource_name != resource_name) continue;
@@ -110,7 +123,7 @@ Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_
                     resource_name),
         fmt::format("the pod needs a claim from {}'s DeviceClass (or Multus >= 4.3.1 to pass "
                     "deviceID), and the device plugin's --dra-pod-devices-dir must be {}",
-                    resource_name, dir));
+                    resource_name, where.dir));
   }
   return makeError(ErrorCode::kDeviceNotFound,
                    fmt::format("every {} device of pod {}'s claims ({}) is attached already",
@@ -118,7 +131,8 @@ Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_
                    "claim one device of the pool per rdmanet network of the pod");
 }
 
-Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store) {
+Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store,
+                         const std::string& dra_devices_root) {
   const bool wants = env.command == Command::kAdd || env.command == Command::kCheck;
   if (!wants || conf.device_id || conf.dra_devices_dir.empty() || !conf.master.empty() ||
       conf.mode == Mode::kMacvlan) {
@@ -136,8 +150,9 @@ Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& sto
     }
     taken.insert(st.pci);
   }
-  RDMANET_ASSIGN_OR_RETURN(PciAddress pci, claimedDevice(conf.dra_devices_dir, env.args.pod_uid,
-                                                         conf.resource_name, taken));
+  RDMANET_ASSIGN_OR_RETURN(PciAddress pci,
+                           claimedDevice({.root = dra_devices_root, .dir = conf.dra_devices_dir},
+                                         env.args.pod_uid, conf.resource_name, taken));
   conf.device_id = pci;
   return okStatus();
 }

@@ -9,6 +9,11 @@
 // "rdma/vf"); its device is the first of that pool in the pod's records (claims by UID, devices in
 // allocation order) that another attachment of the same sandbox has not taken: a pod with two
 // rdmanet networks of one pool gets two devices.
+//
+// The records' directory is the network's (a NAD's) choice, so it is read as a confined path
+// (common/os/confined_path.h): beneath the node's draDevicesRoot (node_config.h), no symlink
+// followed below the root, the pod's directory held open while its records are read and its
+// network report written.
 
 #include <optional>
 #include <set>
@@ -18,21 +23,33 @@
 #include "cni/conf/env.h"
 #include "cni/conf/netconf.h"
 #include "cni/state/state_store.h"
+#include "common/base/fd.h"
 #include "common/base/result.h"
 #include "common/inventory/pci.h"
 
 namespace rdmanet::cni {
 
+// Where a network's DRA records are: its draDevicesDir, beneath the node's root for it.
+struct DraRecordsDir {
+  std::string root;  // NodeConfig::dra_devices_root
+  std::string dir;   // NetConf::dra_devices_dir
+};
+
+// The pod's directory of records, held open (O_PATH); an empty Fd when it does not exist (the
+// pod has no prepared claims). Error 7 for a malformed pod UID or a dir not beneath the root; 5
+// naming the component when one below the root is a symlink or not a directory.
+Result<Fd> openPodRecords(const DraRecordsDir& where, const std::string& pod_uid);
+
 // Error 4 (kInvalidConfig) for a malformed pod UID; 6 (kDeviceNotFound) when the pod's records
 // hold no device of the pool, or every one is `taken`; 5 when a record cannot be read; a record
 // that does not parse is skipped (the daemon writes them whole: it is not ours).
-Result<PciAddress> claimedDevice(const std::string& dir, const std::string& pod_uid,
+Result<PciAddress> claimedDevice(const DraRecordsDir& where, const std::string& pod_uid,
                                  const std::string& resource_name,
                                  const std::set<std::string>& taken);
 
 // Every device the pod's records hold, of any pool (device_owner.h: does the pod own a device
 // it named?). Errors as claimedDevice's, except that no device is an empty list.
-Result<std::vector<PciAddress>> podClaimedDevices(const std::string& dir,
+Result<std::vector<PciAddress>> podClaimedDevices(const DraRecordsDir& where,
                                                   const std::string& pod_uid);
 
 // The claim and DRA device the pod's records give `pci`, for its network report
@@ -41,13 +58,14 @@ struct ClaimedDeviceRef {
   std::string claim_uid;
   std::string device;
 };
-Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const std::string& dir,
+Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const DraRecordsDir& where,
                                                       const std::string& pod_uid,
                                                       const PciAddress& pci);
 
 // ADD and CHECK of a network with draDevicesDir but no deviceID (and no macvlan master): sets
 // conf.device_id to the pod's claimed device. CHECK takes the device its ADD recorded; ADD skips
 // the devices the sandbox's other attachments hold. Anything else is left as it is.
-Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store);
+Status fillClaimedDevice(NetConf& conf, const CniEnv& env, const StateStore& store,
+                         const std::string& dra_devices_root);
 
 }  // namespace rdmanet::cni

@@ -26,12 +26,11 @@ Status checkPodOwnsDevice(const PciAddress& device, std::string_view key, const 
       bool allocated, kubeletAllocated(records.kubelet_checkpoint, args.pod_uid, device, &why));
   if (allocated) return okStatus();
   std::string looked = why;
-  if (!records.dra_devices_dir.empty()) {
-    RDMANET_ASSIGN_OR_RETURN(auto claimed,
-                             podClaimedDevices(records.dra_devices_dir, args.pod_uid));
+  if (!records.dra_devices.dir.empty()) {
+    RDMANET_ASSIGN_OR_RETURN(auto claimed, podClaimedDevices(records.dra_devices, args.pod_uid));
     if (std::find(claimed.begin(), claimed.end(), device) != claimed.end()) return okStatus();
     looked += fmt::format("; the pod's DRA records in {} name {} device(s), not this one",
-                          records.dra_devices_dir, claimed.size());
+                          records.dra_devices.dir, claimed.size());
   }
   return makeError(
       ErrorCode::kInvalidConfig,

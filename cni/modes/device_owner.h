@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cni/conf/env.h"
+#include "cni/modes/claimed_device.h"
 #include "common/base/pci_address.h"
 #include "common/base/result.h"
 
@@ -22,7 +23,7 @@ namespace rdmanet::cni {
 
 struct OwnerRecords {
   std::string kubelet_checkpoint;  // PluginDeps::kubelet_checkpoint
-  std::string dra_devices_dir;     // the network's draDevicesDir, or ""
+  DraRecordsDir dra_devices;       // the network's draDevicesDir ("" for none) and its root
 };
 
 // OK when the pod of `args` owns `device`. Error 7 naming the device, the key it came from, the

@@ -52,10 +52,12 @@ class NetnsTest : public ::testing::Test {
   }
   std::string state_dir() const { return (tmp_.path() / "state").string(); }
   // The node's settings (cni/conf/node_config.h), the test's own: the roots beneath which a
-  // network's device-info file, pod-info dir and log must stay, and kubelet's checkpoint.
+  // network's device-info file, pod-info dir, DRA records dir and log must stay, and kubelet's
+  // checkpoint.
   json nodeConf() const {
     return {{"devinfoRoot", devinfo_dir()},
             {"podInfoRoot", tmp_.path().string()},
+            {"draDevicesRoot", tmp_.path().string()},
             {"logRoot", (tmp_.path() / "log").string()},
             {"kubeletCheckpoint", checkpoint()}};
   }

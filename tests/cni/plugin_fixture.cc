@@ -109,6 +109,7 @@ TestNode::TestNode() {
   // The node's roots, in the test's own directory: a network's paths must stay beneath them.
   deps_->node.devinfo_root = (tmp_.path() / "devinfo").string();
   deps_->node.pod_info_root = tmp_.path().string();
+  deps_->node.dra_devices_root = tmp_.path().string();
   deps_->node.log_root = (tmp_.path() / "log").string();
   deps_->node.kubelet_checkpoint = (tmp_.path() / "kubelet_internal_checkpoint").string();
   setBootId("0b00713d-0000-4000-8000-000000000001");

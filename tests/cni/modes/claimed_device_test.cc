@@ -108,6 +108,43 @@ TEST_F(ClaimedDeviceTest, DraDevicesDirNeedsAResourceNameAndASafePath) {
   EXPECT_NE(add.stdout_data.find("draDevicesDir"), std::string::npos) << add.stdout_data;
 }
 
+// The records' directory is a NAD's choice (issue 29: NAD authors get no root file operations):
+// beneath the node's draDevicesRoot, and never through a symlink, for reading the records and
+// for writing the network report alike.
+TEST_F(ClaimedDeviceTest, ADraDevicesDirOutsideItsRootOrThroughASymlinkIsRefused) {
+  deps_->node.dra_devices_root = (tmp_.path() / "run").string();
+  // Records and a pod dir in place elsewhere, reached through a symlink below the root.
+  writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.0")}));
+  fs::create_directories(tmp_.path() / "run");
+  fs::create_symlink(records(), tmp_.path() / "run" / "dra-devices");
+  for (const fs::path& dir : {records(), tmp_.path() / "run" / "dra-devices"}) {
+    std::string conf = claimConf();
+    conf.replace(conf.find(records().string()), records().string().size(), dir.string());
+    const World before = world();
+    const Invocation add = run("ADD", conf);
+    ASSERT_EQ(add.exit_code, 1) << dir << ": " << add.stdout_data;
+    EXPECT_NE(add.stdout_data.find(dir == records() ? "not beneath" : "symlink"), std::string::npos)
+        << add.stdout_data;
+    EXPECT_EQ(world(), before) << dir << ": " << dumpWorld(world());
+  }
+  // With the deviceID given, nothing is read or written through the symlink either: no report.
+  std::string given = sriovConf(fmt::format(R"(, "draDevicesDir": "{}", "resourceName": "rdma/vf")",
+                                            (tmp_.path() / "run" / "dra-devices").string()));
+  const Invocation given_add = run("ADD", given);
+  ASSERT_EQ(given_add.exit_code, 0) << given_add.stdout_data;
+  EXPECT_FALSE(fs::exists(records() / kPodUid / "a-claim.d.net"));
+  ASSERT_EQ(run("DEL", withPrev(given, json::parse(given_add.stdout_data))).exit_code, 0);
+  // The same records beneath the root, reached without a symlink: found, and reported on.
+  fs::remove(tmp_.path() / "run" / "dra-devices");
+  fs::rename(records(), tmp_.path() / "run" / "dra-devices");
+  std::string conf = claimConf();
+  conf.replace(conf.find(records().string()), records().string().size(),
+               (tmp_.path() / "run" / "dra-devices").string());
+  const Invocation add = run("ADD", conf);
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_TRUE(fs::exists(tmp_.path() / "run" / "dra-devices" / kPodUid / "a-claim.d.net"));
+}
+
 TEST_F(ClaimedDeviceTest, ADeviceIdFromMultusWinsOverTheRecords) {
   writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.2")}));
   const Invocation add =
@@ -184,7 +221,8 @@ TEST(ClaimedDevice, RecordsThatDoNotParseAreSkipped) {
   std::ofstream(tmp.path() / kPodUid / "a.json") << "{not json";
   std::ofstream(tmp.path() / kPodUid / "b.json")
       << R"({"devices": [{"resourceName": "rdma/vf", "pciAddress": "0000:81:10.2"}]})";
-  auto pci = claimedDevice(tmp.path().string(), kPodUid, "rdma/vf", {});
+  auto pci = claimedDevice({.root = tmp.path().string(), .dir = tmp.path().string()}, kPodUid,
+                           "rdma/vf", {});
   ASSERT_TRUE(pci.ok()) << pci.error().msg;
   EXPECT_EQ(pci->str(), "0000:81:10.2");
 }
