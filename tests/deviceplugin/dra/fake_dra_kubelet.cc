@@ -34,6 +34,10 @@ std::shared_ptr<grpc::Channel> dial(const std::string& socket) {
 std::unique_ptr<grpc::ClientContext> callContext(std::chrono::milliseconds timeout) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  // Each call dials afresh; a connection attempt that fails on a loaded machine (the HTTP/2
+  // handshake timing out) is tried again until the deadline, as kubelet tries a prepare again,
+  // instead of failing the call at once. A call already sent still fails when the daemon dies.
+  ctx->set_wait_for_ready(true);
   return ctx;
 }
 
