@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/kube/api_status.h"
+
 namespace rdmanet::kube {
 
 std::string hint(const Error& e) {
@@ -22,16 +24,12 @@ Error statusError(const std::string& method, const std::string& path, long statu
                   const std::string& body) {
   std::string reason, message;
   // A metav1.Status ({"kind":"Status","reason":"Conflict","message":...}) when the API server
-  // itself answered; proxies and load balancers may send anything else.
+  // itself answered; proxies and load balancers may send anything else (then the HTTP status
+  // alone says what happened).
   const auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  // Every field is checked for its type first: json::value() throws when a key holds another type.
-  const auto field = [&](const char* key) -> std::string {
-    const auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  if (j.is_object() && field("kind") == "Status") {
-    reason = field("reason");
-    message = field("message");
+  if (auto st = decodeApiStatus(j); st.ok()) {
+    reason = st->reason;
+    message = st->message;
   }
   std::string msg = fmt::format("{} {}: HTTP {}", method, path, status);
   if (!reason.empty()) msg += " " + reason;

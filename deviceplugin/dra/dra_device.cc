@@ -5,6 +5,7 @@
 #include <cctype>
 #include <regex>
 
+#include "common/json/json_fields.h"
 #include "common/kube/names.h"
 
 namespace rdmanet::dra {
@@ -27,9 +28,8 @@ bool isSemver(const std::string& s) {
   return std::regex_match(s, re);
 }
 
-Error invalid(const DraDevice& d, const std::string& what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("DRA device \"{}\": {}", d.name, what));
-}
+// What a device's errors are about (invalidAt's "<where>: <what>").
+std::string about(const DraDevice& d) { return fmt::format("DRA device \"{}\"", d.name); }
 
 Status validateAttributeName(const DraDevice& d, const std::string& name) {
   const auto slash = name.find('/');
@@ -38,15 +38,17 @@ Status validateAttributeName(const DraDevice& d, const std::string& name) {
   if (slash != std::string::npos) {
     const std::string_view domain = std::string_view(name).substr(0, slash);
     if (!kube::isDnsSubdomain(domain) || domain.size() > kMaxAttributeDomainLength) {
-      return invalid(d, fmt::format("attribute \"{}\": the domain must be a DNS subdomain of at "
-                                    "most {} characters",
-                                    name, kMaxAttributeDomainLength));
+      return invalidAt(about(d),
+                       fmt::format("attribute \"{}\": the domain must be a DNS subdomain of at "
+                                   "most {} characters",
+                                   name, kMaxAttributeDomainLength));
     }
   }
   if (!isCIdentifier(id) || id.size() > kMaxAttributeIdLength) {
-    return invalid(d, fmt::format("attribute \"{}\": the name must be a C identifier of at most {} "
-                                  "characters",
-                                  name, kMaxAttributeIdLength));
+    return invalidAt(about(d),
+                     fmt::format("attribute \"{}\": the name must be a C identifier of at most {} "
+                                 "characters",
+                                 name, kMaxAttributeIdLength));
   }
   return okStatus();
 }
@@ -73,12 +75,12 @@ std::optional<PciAddress> pciOfDeviceName(std::string_view name) {
 
 Status validateDevice(const DraDevice& d) {
   if (!kube::isDnsLabel(d.name)) {
-    return invalid(d,
-                   "the name must be a DNS label (lower-case alphanumerics and '-', at most 63)");
+    return invalidAt(about(d),
+                     "the name must be a DNS label (lower-case alphanumerics and '-', at most 63)");
   }
   if (d.attributes.size() > kMaxAttributesPerDevice) {
-    return invalid(d, fmt::format("{} attributes, at most {} are allowed", d.attributes.size(),
-                                  kMaxAttributesPerDevice));
+    return invalidAt(about(d), fmt::format("{} attributes, at most {} are allowed",
+                                           d.attributes.size(), kMaxAttributesPerDevice));
   }
   for (const auto& [name, value] : d.attributes) {
     RDMANET_RETURN_IF_ERROR(validateAttributeName(d, name));
@@ -86,19 +88,20 @@ Status validateDevice(const DraDevice& d) {
     if (const auto* v = std::get_if<Version>(&value)) {
       text = &v->text;
       if (!isSemver(v->text)) {
-        return invalid(
-            d, fmt::format("attribute \"{}\": \"{}\" is not a semantic version", name, v->text));
+        return invalidAt(about(d), fmt::format("attribute \"{}\": \"{}\" is not a semantic version",
+                                               name, v->text));
       }
     }
     if (text != nullptr && text->size() > kMaxAttributeValueLength) {
-      return invalid(d, fmt::format("attribute \"{}\": the value is {} characters, at most {} are "
-                                    "allowed",
-                                    name, text->size(), kMaxAttributeValueLength));
+      return invalidAt(about(d),
+                       fmt::format("attribute \"{}\": the value is {} characters, at most {} are "
+                                   "allowed",
+                                   name, text->size(), kMaxAttributeValueLength));
     }
   }
   if (d.taints.size() > kMaxTaintsPerDevice) {
-    return invalid(
-        d, fmt::format("{} taints, at most {} are allowed", d.taints.size(), kMaxTaintsPerDevice));
+    return invalidAt(about(d), fmt::format("{} taints, at most {} are allowed", d.taints.size(),
+                                           kMaxTaintsPerDevice));
   }
   for (const auto& t : d.taints) {
     const auto slash = t.key.find('/');
@@ -108,14 +111,15 @@ Status validateDevice(const DraDevice& d) {
     const bool prefix_ok = slash == std::string::npos ||
                            kube::isDnsSubdomain(std::string_view(t.key).substr(0, slash));
     if (!prefix_ok || !kube::isQualifiedNamePart(key_name)) {
-      return invalid(d, fmt::format("taint key \"{}\" is not a label name", t.key));
+      return invalidAt(about(d), fmt::format("taint key \"{}\" is not a label name", t.key));
     }
     if (!t.value.empty() && !kube::isQualifiedNamePart(t.value)) {
-      return invalid(d, fmt::format("taint value \"{}\" is not a label value", t.value));
+      return invalidAt(about(d), fmt::format("taint value \"{}\" is not a label value", t.value));
     }
     if (t.effect != "None" && t.effect != "NoSchedule" && t.effect != "NoExecute") {
-      return invalid(
-          d, fmt::format("taint effect \"{}\" is not None, NoSchedule or NoExecute", t.effect));
+      return invalidAt(
+          about(d),
+          fmt::format("taint effect \"{}\" is not None, NoSchedule or NoExecute", t.effect));
     }
   }
   return okStatus();

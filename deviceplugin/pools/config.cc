@@ -7,6 +7,7 @@
 #include "common/base/enum_names.h"
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"
+#include "common/json/json_fields.h"
 #include "common/kube/names.h"
 #include "common/os/read_file.h"
 #include "deviceplugin/pools/config_internal.h"
@@ -38,12 +39,8 @@ bool PoolConfig::sameAs(const PoolConfig& o) const {
 
 namespace {
 
-Error invalid(std::string_view key, std::string_view what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", key, what));
-}
-
 Result<Lossless> parseLossless(const json& j, const std::string& key) {
-  if (!j.is_object()) return invalid(key, "must be an object {\"priority\", \"dscp\"}");
+  if (!j.is_object()) return invalidAt(key, "must be an object {\"priority\", \"dscp\"}");
   Lossless l;
   for (const auto& [k, v] : j.items()) {
     std::string sub = fmt::format("{}.{}", key, k);
@@ -54,17 +51,17 @@ Result<Lossless> parseLossless(const json& j, const std::string& key) {
       RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(v, sub, 0, 63));
       l.dscp = static_cast<int>(n);
     } else {
-      return invalid(sub, "unknown key");
+      return invalidAt(sub, "unknown key");
     }
   }
-  if (!l.priority && !l.dscp) return invalid(key, "needs \"priority\" and/or \"dscp\"");
+  if (!l.priority && !l.dscp) return invalidAt(key, "needs \"priority\" and/or \"dscp\"");
   return l;
 }
 
 // One entry of resourceList (shared == false) or configList (shared == true).
 Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_config_list,
                              const std::string& top_prefix) {
-  if (!j.is_object()) return invalid(key, "must be an object");
+  if (!j.is_object()) return invalidAt(key, "must be an object");
   PoolConfig p;
   p.key = key;
   p.resource_prefix = top_prefix;
@@ -76,14 +73,14 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       RDMANET_ASSIGN_OR_RETURN(p.resource_name, asString(v, sub));
       // The part after the prefix: what kubelet accepts.
       if (!kube::isQualifiedNamePart(p.resource_name)) {
-        return invalid(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
-                                        "'-', '_', '.', at most 63)",
-                                        p.resource_name));
+        return invalidAt(sub, fmt::format("\"{}\" is not a valid resource name (alphanumerics, "
+                                          "'-', '_', '.', at most 63)",
+                                          p.resource_name));
       }
     } else if (k == "resourcePrefix") {
       RDMANET_ASSIGN_OR_RETURN(p.resource_prefix, asString(v, sub));
       if (!kube::isDnsSubdomain(p.resource_prefix)) {
-        return invalid(sub, fmt::format("\"{}\" is not a DNS subdomain", p.resource_prefix));
+        return invalidAt(sub, fmt::format("\"{}\" is not a DNS subdomain", p.resource_prefix));
       }
     } else if (k == "deviceType" && !from_config_list) {
       RDMANET_ASSIGN_OR_RETURN(std::string t, asString(v, sub));
@@ -102,7 +99,7 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
     } else if (k == "mode") {
       RDMANET_ASSIGN_OR_RETURN(std::string m, asString(v, sub));
       auto mode = enumOf<PoolMode>(kPoolModes, m);
-      if (!mode) return invalid(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
+      if (!mode) return invalidAt(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
       p.mode = *mode;
       has_mode = true;
     } else if (k == "lossless") {
@@ -112,28 +109,28 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v, sub));
       auto policy = enumOf<AllocationPolicy>(kPolicies, s);
       if (!policy) {
-        return invalid(sub,
-                       fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
+        return invalidAt(sub,
+                         fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
       }
       p.preferred_allocation = *policy;
     } else if (k == "podInfoDir") {
       RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;
       if (d.empty() || d[0] != '/' || d.find("/..") != std::string::npos || d.size() > 200) {
-        return invalid(sub, "must be an absolute path without \"..\"");
+        return invalidAt(sub, "must be an absolute path without \"..\"");
       }
     } else {
-      return invalid(sub, "unknown key");
+      return invalidAt(sub, "unknown key");
     }
   }
   (void)has_mode;
-  if (p.resource_name.empty()) return invalid(key + ".resourceName", "is required");
+  if (p.resource_name.empty()) return invalidAt(key + ".resourceName", "is required");
   if (has_max && p.mode != PoolMode::kShared) {
-    return invalid(key + ".rdmaHcaMax", "applies only to mode \"shared\"");
+    return invalidAt(key + ".rdmaHcaMax", "applies only to mode \"shared\"");
   }
   // A shared pool's IDs are slots of a PF, which no CNI attaches on its own.
   if (!p.pod_info_dir.empty() && p.mode != PoolMode::kVf) {
-    return invalid(key + ".podInfoDir", "applies only to mode \"vf\"");
+    return invalidAt(key + ".podInfoDir", "applies only to mode \"vf\"");
   }
   return p;
 }
@@ -148,12 +145,12 @@ Result<PluginConfig> parseConfig(std::string_view text) {
     // parse_error, and out_of_range for a number beyond double's range (1e999).
     return makeError(ErrorCode::kDecodeFailure, fmt::format("config is not JSON: {}", e.what()));
   }
-  if (!doc.is_object()) return invalid("(top level)", "must be a JSON object");
+  if (!doc.is_object()) return invalidAt("(top level)", "must be a JSON object");
   std::string prefix(kDefaultPrefix);
   if (auto it = doc.find("resourcePrefix"); it != doc.end()) {
     RDMANET_ASSIGN_OR_RETURN(prefix, asString(*it, "resourcePrefix"));
     if (!kube::isDnsSubdomain(prefix)) {
-      return invalid("resourcePrefix", fmt::format("\"{}\" is not a DNS subdomain", prefix));
+      return invalidAt("resourcePrefix", fmt::format("\"{}\" is not a DNS subdomain", prefix));
     }
   }
   PluginConfig cfg;
@@ -165,8 +162,8 @@ Result<PluginConfig> parseConfig(std::string_view text) {
       (void)ignored;
       continue;
     }
-    if (k != "resourceList" && k != "configList") return invalid(k, "unknown key");
-    if (!v.is_array()) return invalid(k, "must be a list");
+    if (k != "resourceList" && k != "configList") return invalidAt(k, "unknown key");
+    if (!v.is_array()) return invalidAt(k, "must be a list");
     for (size_t i = 0; i < v.size(); ++i) {
       RDMANET_ASSIGN_OR_RETURN(
           PoolConfig p, parsePool(v[i], fmt::format("{}[{}]", k, i), k == "configList", prefix));
@@ -177,7 +174,7 @@ Result<PluginConfig> parseConfig(std::string_view text) {
   // the claim order is the documented one regardless.
   std::stable_partition(cfg.pools.begin(), cfg.pools.end(),
                         [](const PoolConfig& p) { return p.key.starts_with("resourceList"); });
-  if (cfg.pools.empty()) return invalid("resourceList", "no pools configured");
+  if (cfg.pools.empty()) return invalidAt("resourceList", "no pools configured");
   RDMANET_RETURN_IF_ERROR(checkPools(cfg.pools));
   return cfg;
 }

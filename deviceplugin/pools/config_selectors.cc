@@ -7,6 +7,7 @@
 
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"
+#include "common/json/json_fields.h"
 #include "deviceplugin/pools/config_internal.h"
 
 namespace rdmanet::dp {
@@ -14,10 +15,6 @@ namespace rdmanet::dp {
 using nlohmann::json;
 
 namespace {
-
-Error invalid(std::string_view key, std::string_view what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", key, what));
-}
 
 bool isHexId(std::string_view s) {
   return s.size() == 4 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -34,7 +31,7 @@ Result<int> parseIndex(std::string_view s, std::string_view key) {
   int n = -1;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   if (ec != std::errc() || p != s.data() + s.size() || n < 0 || n > 4095) {
-    return invalid(key, fmt::format("\"{}\" is not a VF index (0-4095)", s));
+    return invalidAt(key, fmt::format("\"{}\" is not a VF index (0-4095)", s));
   }
   return n;
 }
@@ -46,7 +43,7 @@ bool isUnsupportedSriovKey(std::string_view k) {
 }
 
 Result<Selector> parseSelector(const json& j, const std::string& key) {
-  if (!j.is_object()) return invalid(key, "must be an object");
+  if (!j.is_object()) return invalidAt(key, "must be an object");
   Selector s;
   for (const auto& [k, v] : j.items()) {
     std::string sub = fmt::format("{}.{}", key, k);
@@ -60,22 +57,23 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
     bool known = k == "vendors" || k == "devices" || k == "deviceIDs" || k == "drivers" ||
                  k == "pciAddresses" || k == "pfNames" || k == "rootDevices" || k == "linkTypes" ||
                  k == "ifNames";
-    if (!known) return invalid(sub, "unknown key");
+    if (!known) return invalidAt(sub, "unknown key");
     RDMANET_ASSIGN_OR_RETURN(std::vector<std::string> vals, asStringArray(v, sub));
     for (size_t i = 0; i < vals.size(); ++i) {
       std::string item = fmt::format("{}[{}]", sub, i);
       const std::string& val = vals[i];
       if (k == "vendors" || k == "devices" || k == "deviceIDs") {
-        if (!isHexId(val)) return invalid(item, fmt::format("\"{}\" is not a 4-digit hex ID", val));
+        if (!isHexId(val))
+          return invalidAt(item, fmt::format("\"{}\" is not a 4-digit hex ID", val));
         (k == "vendors" ? s.vendors : s.devices).push_back(lower(val));
       } else if (k == "drivers") {
         if (val.empty() || val.size() > 64 || val.find('/') != std::string::npos) {
-          return invalid(item, fmt::format("\"{}\" is not a driver name", val));
+          return invalidAt(item, fmt::format("\"{}\" is not a driver name", val));
         }
         s.drivers.push_back(val);
       } else if (k == "pciAddresses") {
         auto a = PciAddress::parse(val);
-        if (!a.ok()) return invalid(item, fmt::format("\"{}\" is not a PCI address", val));
+        if (!a.ok()) return invalidAt(item, fmt::format("\"{}\" is not a PCI address", val));
         s.pci_addresses.push_back(*a);
       } else if (k == "pfNames" || k == "rootDevices") {
         RDMANET_ASSIGN_OR_RETURN(DeviceRef r, parseDeviceRef(val, k == "rootDevices", item));
@@ -84,12 +82,13 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
         std::string t = lower(val);
         if (t == "eth") t = "ether";
         if (t != "ether" && t != "infiniband") {
-          return invalid(item, fmt::format("\"{}\" is not one of \"ether\", \"infiniband\"", val));
+          return invalidAt(item,
+                           fmt::format("\"{}\" is not one of \"ether\", \"infiniband\"", val));
         }
         s.link_types.push_back(t);
       } else {  // ifNames
         if (!isValidIfName(val)) {
-          return invalid(item, fmt::format("\"{}\" is not an interface name", val));
+          return invalidAt(item, fmt::format("\"{}\" is not an interface name", val));
         }
         s.if_names.push_back(val);
       }
@@ -159,31 +158,31 @@ Result<DeviceRef> parseDeviceRef(std::string_view text, bool is_address, std::st
   std::string_view head = text.substr(0, hash);
   if (is_address) {
     auto a = PciAddress::parse(head);
-    if (!a.ok()) return invalid(key, fmt::format("\"{}\" is not a PCI address", head));
+    if (!a.ok()) return invalidAt(key, fmt::format("\"{}\" is not a PCI address", head));
     r.pf = a->str();
   } else {
     if (!isValidIfName(head)) {
-      return invalid(key, fmt::format("\"{}\" is not an interface name", head));
+      return invalidAt(key, fmt::format("\"{}\" is not an interface name", head));
     }
     r.pf = std::string(head);
   }
   if (hash == std::string_view::npos) return r;
   std::string_view ranges = text.substr(hash + 1);
-  if (ranges.empty()) return invalid(key, fmt::format("\"{}\" has an empty VF range", text));
+  if (ranges.empty()) return invalidAt(key, fmt::format("\"{}\" has an empty VF range", text));
   std::set<int> idx;
   while (!ranges.empty()) {
     size_t comma = ranges.find(',');
     std::string_view part = ranges.substr(0, comma);
     ranges = comma == std::string_view::npos ? std::string_view{} : ranges.substr(comma + 1);
     if (comma != std::string_view::npos && ranges.empty()) {
-      return invalid(key, fmt::format("\"{}\" ends with ','", text));
+      return invalidAt(key, fmt::format("\"{}\" ends with ','", text));
     }
     size_t dash = part.find('-');
     RDMANET_ASSIGN_OR_RETURN(int lo, parseIndex(part.substr(0, dash), key));
     int hi = lo;
     if (dash != std::string_view::npos) {
       RDMANET_ASSIGN_OR_RETURN(hi, parseIndex(part.substr(dash + 1), key));
-      if (hi < lo) return invalid(key, fmt::format("\"{}\": range {} is backwards", text, part));
+      if (hi < lo) return invalidAt(key, fmt::format("\"{}\": range {} is backwards", text, part));
     }
     for (int i = lo; i <= hi; ++i) idx.insert(i);
   }
@@ -199,7 +198,7 @@ Result<std::vector<Selector>> parseSelectors(const json& j, const std::string& k
     out.push_back(std::move(s));
     return out;
   }
-  if (!j.is_array()) return invalid(key, "must be an object or a list of objects");
+  if (!j.is_array()) return invalidAt(key, "must be an object or a list of objects");
   for (size_t i = 0; i < j.size(); ++i) {
     RDMANET_ASSIGN_OR_RETURN(Selector s, parseSelector(j[i], fmt::format("{}[{}]", key, i)));
     out.push_back(std::move(s));
@@ -211,14 +210,14 @@ Status checkPools(const std::vector<PoolConfig>& pools) {
   for (size_t b = 0; b < pools.size(); ++b) {
     for (size_t a = 0; a < b; ++a) {
       if (pools[a].fullName() == pools[b].fullName()) {
-        return invalid(
+        return invalidAt(
             pools[b].key + ".resourceName",
             fmt::format("\"{}\" is already used by {}", pools[b].fullName(), pools[a].key));
       }
       if (pools[a].mode != pools[b].mode) continue;
       std::string what = findOverlap(pools[a], pools[b]);
       if (!what.empty()) {
-        return invalid(
+        return invalidAt(
             pools[b].key + ".selectors",
             fmt::format("overlaps {} ({}) on {}", pools[a].key, pools[a].fullName(), what));
       }

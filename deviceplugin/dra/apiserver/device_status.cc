@@ -39,25 +39,12 @@ struct ResultKey {
 };
 
 // The allocation results of ours: (device, shareID) of driver/pool for a device in `owned`.
-std::vector<ResultKey> ourResults(const json& claim, const std::string& driver,
+std::vector<ResultKey> ourResults(const kube::ResourceClaim& claim, const std::string& driver,
                                   const dp::OwnedDevices& owned) {
   std::vector<ResultKey> out;
-  const json* results = nullptr;
-  if (claim.is_object() && claim.contains("status")) {
-    const json& st = claim["status"];
-    if (st.is_object() && st.contains("allocation") && st["allocation"].is_object()) {
-      const json& alloc = st["allocation"];
-      if (alloc.contains("devices") && alloc["devices"].is_object() &&
-          alloc["devices"].contains("results") && alloc["devices"]["results"].is_array()) {
-        results = &alloc["devices"]["results"];
-      }
-    }
-  }
-  if (results == nullptr) return out;
-  for (const json& r : *results) {
-    if (str(r, "driver") != driver || str(r, "pool") != owned.pool) continue;
-    const std::string dev = str(r, "device");
-    if (owned.devices.contains(dev)) out.push_back({dev, str(r, "shareID")});
+  for (const kube::DeviceAllocationResult& r : claim.results) {
+    if (r.driver != driver || r.pool != owned.pool) continue;
+    if (owned.devices.contains(r.device)) out.push_back({r.device, r.share_id.value_or("")});
   }
   return out;
 }
@@ -121,7 +108,7 @@ json deviceStatusEntry(const std::string& driver, const std::string& pool,
   return entry;
 }
 
-json mergeDeviceStatuses(const json& claim, const std::string& driver,
+json mergeDeviceStatuses(const kube::ResourceClaim& claim, const std::string& driver,
                          const dp::OwnedDevices& owned,
                          const std::map<std::string, NetReport>& reports, const std::string& now) {
   // What ours should be, by allocation result.
@@ -129,28 +116,21 @@ json mergeDeviceStatuses(const json& claim, const std::string& driver,
   for (const ResultKey& k : ourResults(claim, driver, owned)) {
     if (const auto it = reports.find(k.device); it != reports.end()) want[k] = &it->second;
   }
-  const json* current = nullptr;
-  if (claim.is_object() && claim.contains("status") && claim["status"].is_object() &&
-      claim["status"].contains("devices") && claim["status"]["devices"].is_array()) {
-    current = &claim["status"]["devices"];
-  }
   json out = json::array();
   std::set<ResultKey> placed;
-  if (current != nullptr) {
-    for (const json& e : *current) {
-      const bool ours = str(e, "driver") == driver && str(e, "pool") == owned.pool &&
-                        owned.devices.contains(str(e, "device"));
-      if (!ours) {
-        out.push_back(e);
-        continue;
-      }
-      const ResultKey k{str(e, "device"), str(e, "shareID")};
-      const auto it = want.find(k);
-      if (it == want.end() || placed.contains(k)) continue;  // no report (or a duplicate): drop
-      out.push_back(
-          deviceStatusEntry(driver, owned.pool, k.device, k.share_id, *it->second, &e, now));
-      placed.insert(k);
+  for (const kube::AllocatedDeviceStatus& e : claim.devices) {
+    const bool ours =
+        e.driver == driver && e.pool == owned.pool && owned.devices.contains(e.device);
+    if (!ours) {
+      out.push_back(*e.raw);
+      continue;
     }
+    const ResultKey k{e.device, e.share_id.value_or("")};
+    const auto it = want.find(k);
+    if (it == want.end() || placed.contains(k)) continue;  // no report (or a duplicate): drop
+    out.push_back(
+        deviceStatusEntry(driver, owned.pool, k.device, k.share_id, *it->second, e.raw, now));
+    placed.insert(k);
   }
   for (const auto& [k, report] : want) {
     if (placed.contains(k)) continue;

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "common/dra/net_report.h"
+#include "common/kube/resource_claim.h"
 #include "deviceplugin/dra/claim_status_writer.h"
 
 namespace rdmanet::dra {
@@ -29,11 +30,11 @@ nlohmann::json deviceStatusEntry(const std::string& driver, const std::string& p
                                  const NetReport& report, const nlohmann::json* previous,
                                  const std::string& now);
 
-// The claim's status.devices (`claim` as read) with the entries of `driver` in `owned` brought
-// in line with `reports`: one per allocation result of ours (device, shareID) whose device has
-// a report, replacing the old entry in place or appended; our entries without a report are
-// dropped. Entries of other drivers or pools, and anything malformed that is not ours, stay.
-nlohmann::json mergeDeviceStatuses(const nlohmann::json& claim, const std::string& driver,
+// The claim's status.devices (`claim` as read and decoded) with the entries of `driver` in `owned`
+// brought in line with `reports`: one per allocation result of ours (device, shareID) whose device
+// has a report, replacing the old entry in place or appended; our entries without a report are
+// dropped. Entries of other drivers or pools stay as they were, fields we do not read included.
+nlohmann::json mergeDeviceStatuses(const kube::ResourceClaim& claim, const std::string& driver,
                                    const dp::OwnedDevices& owned,
                                    const std::map<std::string, NetReport>& reports,
                                    const std::string& now);

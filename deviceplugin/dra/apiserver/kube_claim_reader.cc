@@ -1,5 +1,7 @@
 #include "deviceplugin/dra/apiserver/kube_claim_reader.h"
 
+#include "common/json/json_fields.h"
+#include "common/kube/object_meta.h"
 #include "deviceplugin/dra/apiserver/api_paths.h"
 
 namespace rdmanet::dp {
@@ -16,11 +18,14 @@ Result<std::vector<nlohmann::json>> KubeClaimReader::listClaims(const Deadline& 
   for (;;) {
     RDMANET_ASSIGN_OR_RETURN(nlohmann::json list,
                              client_.list(dra::allResourceClaimsPath(), page, deadline));
-    if (auto it = list.find("items"); it != list.end() && it->is_array()) {
-      for (auto& item : *it) out.push_back(std::move(item));
+    // The claims themselves are decoded by their readers (kube::decodeResourceClaim), one by
+    // one: a claim rdmanet cannot read must not hide the others.
+    RDMANET_ASSIGN_OR_RETURN(const nlohmann::json* items, optArrayAt(list, "items", "items"));
+    if (items != nullptr) {
+      for (const auto& item : *items) out.push_back(item);
     }
-    const nlohmann::json& meta = list.contains("metadata") ? list["metadata"] : nlohmann::json();
-    page.continue_token = meta.is_object() ? meta.value("continue", "") : "";
+    RDMANET_ASSIGN_OR_RETURN(kube::ListMeta meta, kube::decodeListMeta(list));
+    page.continue_token = std::move(meta.continue_token);
     if (page.continue_token.empty()) return out;
   }
 }

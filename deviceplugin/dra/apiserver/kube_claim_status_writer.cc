@@ -26,9 +26,12 @@ Status KubeClaimStatusWriter::writeNetworkStatus(
     auto claim = client_.get(path, deadline);
     if (!claim.ok() && kube::isNotFound(claim.error())) return okStatus();  // gone: nothing left
     if (!claim.ok()) return claim.error();
-    const json& meta = claim->contains("metadata") ? (*claim)["metadata"] : json();
-    if (!meta.is_object() || meta.value("uid", "") != ref.uid) return okStatus();  // re-created
-    json devices = dra::mergeDeviceStatuses(*claim, driver_, owned, reports, now_());
+    auto view = kube::decodeResourceClaim(*claim);
+    if (!view.ok()) {
+      return view.error().context(fmt::format("ResourceClaim {}/{}", ref.ns, ref.name));
+    }
+    if (view->metadata.uid != ref.uid) return okStatus();  // re-created
+    json devices = dra::mergeDeviceStatuses(*view, driver_, owned, reports, now_());
     json& status = (*claim)["status"];
     if (!status.is_object()) status = json::object();
     const json before = status.contains("devices") ? status["devices"] : json::array();

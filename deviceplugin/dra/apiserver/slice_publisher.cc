@@ -17,33 +17,6 @@ namespace {
 
 using json = nlohmann::json;
 
-int64_t generationOf(const json& s) {
-  const auto& p = s["spec"]["pool"];
-  return intOr<int64_t>(p, "generation", 0, 0, INT64_MAX).valueOr(0);
-}
-
-int64_t countOf(const json& s) {
-  const auto& p = s["spec"]["pool"];
-  return intOr<int64_t>(p, "resourceSliceCount", 0, 0, INT64_MAX).valueOr(0);
-}
-
-std::string poolOf(const json& s) {
-  const auto& p = s["spec"]["pool"];
-  return p.is_object() ? p.value("name", "") : "";
-}
-
-std::string nameOf(const json& s) { return s["metadata"].value("name", ""); }
-
-std::set<std::string> deviceNames(const json& devices) {
-  std::set<std::string> out;
-  if (devices.is_array()) {
-    for (const auto& d : devices) {
-      if (d.is_object()) out.insert(d.value("name", ""));
-    }
-  }
-  return out;
-}
-
 // Keeps the server-set timeAdded of taints that did not change, so an update does not restart
 // their clocks.
 void carryTaintTimes(json& devices, const json& old_devices) {
@@ -111,29 +84,27 @@ Status SlicePublisher::ensureNodeUid() {
     return node.error().context(
         fmt::format("looking up Node {} (the owner of its ResourceSlices)", owner_.node_name));
   }
-  const auto& meta = (*node)["metadata"];
-  if (!meta.is_object() || !meta.contains("uid") || !meta["uid"].is_string()) {
+  auto meta = kube::decodeObjectMeta(*node, "");
+  if (!meta.ok() || meta->uid.empty()) {
     return makeError(ErrorCode::kKubeApiFailure,
-                     fmt::format("Node {} has no metadata.uid", owner_.node_name));
+                     fmt::format("Node {} has no metadata.uid{}", owner_.node_name,
+                                 meta.ok() ? "" : " (" + meta.error().msg + ")"));
   }
-  owner_.node_uid = meta["uid"];
+  owner_.node_uid = meta->uid;
   return okStatus();
 }
 
-Result<json> SlicePublisher::listSlices() {
+Result<SlicePublisher::Listing> SlicePublisher::listSlices() {
   auto list = client_.list(kResourceSlicesPath,
                            {.field_selector = fmt::format("spec.nodeName={},spec.driver={}",
                                                           owner_.node_name, owner_.driver)});
   if (!list.ok()) return list.error().context("listing this node's ResourceSlices");
-  json items = list->value("items", json::array());
-  if (!items.is_array()) items = json::array();
+  Listing out{.doc = std::make_unique<json>(std::move(*list))};
+  auto view = kube::decodeResourceSliceList(*out.doc);
+  if (!view.ok()) return view.error().context("listing this node's ResourceSlices");
   // Only well-formed slices of ours; anything else the server holds is not ours to judge.
-  json out = json::array();
-  for (auto& s : items) {
-    if (s.is_object() && s["metadata"].is_object() && kube::isDnsSubdomain(nameOf(s)) &&
-        s["spec"].is_object()) {
-      out.push_back(std::move(s));
-    }
+  for (kube::ResourceSlice& s : view->items) {
+    if (kube::isDnsSubdomain(s.metadata.name)) out.slices.push_back(std::move(s));
   }
   return out;
 }
@@ -146,7 +117,7 @@ Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devi
   PublishResult out;
   int64_t target = 0;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
-    RDMANET_ASSIGN_OR_RETURN(json existing, listSlices());
+    RDMANET_ASSIGN_OR_RETURN(Listing existing, listSlices());
     RDMANET_ASSIGN_OR_RETURN(Round r, reconcileOnce(chunks, existing, target, out));
     if (r == Round::kDone) {
       out.taints_dropped = taints_dropped_;
@@ -163,18 +134,18 @@ Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devi
 }
 
 Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<DeviceGroup>& chunks,
-                                                            const json& existing, int64_t& target,
-                                                            PublishResult& out) {
+                                                            const Listing& existing,
+                                                            int64_t& target, PublishResult& out) {
   const bool with_taints = !taints_dropped_;
   const bool with_multi = !multi_dropped_;
   const auto n = static_cast<int64_t>(chunks.size());
   int64_t max_gen = 0;
-  std::vector<const json*> mine, leftovers;
-  for (const auto& s : existing) {
+  std::vector<const kube::ResourceSlice*> mine, leftovers;
+  for (const kube::ResourceSlice& s : existing.slices) {
     // Only our pool's generations count: another pool's (a previous run's leftover, deleted
     // below) says nothing about ours, and going above it would rewrite slices already current.
-    if (poolOf(s) == owner_.node_name) {
-      max_gen = std::max(max_gen, generationOf(s));
+    if (s.pool.name == owner_.node_name) {
+      max_gen = std::max(max_gen, s.pool.generation);
       mine.push_back(&s);
     } else {
       leftovers.push_back(&s);
@@ -182,7 +153,7 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
   }
   // Each chunk goes to the existing slice sharing most device names with it, then to any
   // unused one: an update, never a delete plus a create, for a slice that holds devices.
-  std::vector<const json*> assigned(chunks.size(), nullptr);
+  std::vector<const kube::ResourceSlice*> assigned(chunks.size(), nullptr);
   std::vector<bool> used(mine.size(), false);
   for (size_t i = 0; i < chunks.size(); ++i) {
     const auto want = deviceNames(chunks[i]);
@@ -191,7 +162,8 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
     for (size_t j = 0; j < mine.size(); ++j) {
       if (used[j]) continue;
       size_t overlap = 0;
-      for (const auto& name : deviceNames((*mine[j])["spec"].value("devices", json::array()))) {
+      for (const auto& name :
+           std::set<std::string>(mine[j]->device_names.begin(), mine[j]->device_names.end())) {
         overlap += want.count(name);
       }
       if (overlap > best_overlap) {
@@ -217,20 +189,19 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
     if (!used[j]) leftovers.push_back(mine[j]);
   }
 
-  auto ownerOk = [&](const json& s) {
-    for (const auto& o : s["metadata"].value("ownerReferences", json::array())) {
-      if (o.value("kind", "") == "Node" && o.value("name", "") == owner_.node_name &&
-          o.value("uid", "") == owner_.node_uid) {
-        return true;
-      }
-    }
-    return false;
+  auto ownerOk = [&](const kube::ResourceSlice& s) {
+    return std::any_of(s.metadata.owner_references.begin(), s.metadata.owner_references.end(),
+                       [&](const kube::OwnerReference& o) {
+                         return o.kind == "Node" && o.name == owner_.node_name &&
+                                o.uid == owner_.node_uid;
+                       });
   };
   // `chunk`: chunkJson(chunks[i]), built one at a time (see deviceGroups).
-  auto upToDate = [&](const json* s, const json& chunk, int64_t gen) {
-    return s != nullptr && generationOf(*s) == gen && countOf(*s) == n && ownerOk(*s) &&
-           comparableDevices((*s)["spec"].value("devices", json::array()), with_taints,
-                             with_multi) == comparableDevices(chunk, with_taints, with_multi);
+  auto upToDate = [&](const kube::ResourceSlice* s, const json& chunk, int64_t gen) {
+    return s != nullptr && s->pool.generation == gen && s->pool.resource_slice_count == n &&
+           ownerOk(*s) &&
+           comparableDevices(*s->devices, with_taints, with_multi) ==
+               comparableDevices(chunk, with_taints, with_multi);
   };
   if (target == 0) {
     bool current = true;
@@ -253,8 +224,8 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
     RDMANET_ASSIGN_OR_RETURN(Round r, write(assigned[i], chunk, target, n, out));
     if (r == Round::kRetry) return Round::kRetry;
   }
-  for (const json* s : leftovers) {
-    const std::string path = std::string(kResourceSlicesPath) + "/" + nameOf(*s);
+  for (const kube::ResourceSlice* s : leftovers) {
+    const std::string path = std::string(kResourceSlicesPath) + "/" + s->metadata.name;
     auto st = client_.remove(path);
     if (!st.ok() && !kube::isNotFound(st.error())) {
       return st.error().context("deleting a surplus ResourceSlice");
@@ -271,20 +242,20 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
   return Round::kDone;
 }
 
-Result<SlicePublisher::Round> SlicePublisher::write(const json* old, const json& chunk,
-                                                    int64_t generation, int64_t count,
-                                                    PublishResult& out) {
+Result<SlicePublisher::Round> SlicePublisher::write(const kube::ResourceSlice* old,
+                                                    const json& chunk, int64_t generation,
+                                                    int64_t count, PublishResult& out) {
   json body = sliceObject(owner_, chunk, generation, count);
   Result<json> stored = json();
   if (old != nullptr) {
-    json update = *old;
+    json update = *old->raw;
     // List items carry no apiVersion/kind; a PUT body must.
     update["apiVersion"] = body["apiVersion"];
     update["kind"] = body["kind"];
     update["spec"] = body["spec"];
     update["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"];
-    carryTaintTimes(update["spec"]["devices"], (*old)["spec"].value("devices", json::array()));
-    stored = client_.update(std::string(kResourceSlicesPath) + "/" + nameOf(*old), update);
+    carryTaintTimes(update["spec"]["devices"], *old->devices);
+    stored = client_.update(std::string(kResourceSlicesPath) + "/" + old->metadata.name, update);
   } else {
     stored = client_.create(kResourceSlicesPath, body);
   }
@@ -298,7 +269,10 @@ Result<SlicePublisher::Round> SlicePublisher::write(const json* old, const json&
   }
   ++(old != nullptr ? out.updated : out.created);
   out.changed = true;
-  noteDropped(chunk, (*stored)["spec"].value("devices", json::array()));
+  // The answer is the slice as stored; one that does not read as a slice teaches nothing.
+  if (auto view = kube::decodeResourceSlice(*stored, "the stored ResourceSlice"); view.ok()) {
+    noteDropped(chunk, *view->devices);
+  }
   return Round::kDone;
 }
 
@@ -309,9 +283,9 @@ void SlicePublisher::noteDropped(const json& sent, const json& stored) {
 }
 
 Status SlicePublisher::unpublishAll() {
-  RDMANET_ASSIGN_OR_RETURN(json existing, listSlices());
-  for (const auto& s : existing) {
-    auto st = client_.remove(std::string(kResourceSlicesPath) + "/" + nameOf(s));
+  RDMANET_ASSIGN_OR_RETURN(Listing existing, listSlices());
+  for (const kube::ResourceSlice& s : existing.slices) {
+    auto st = client_.remove(std::string(kResourceSlicesPath) + "/" + s.metadata.name);
     if (!st.ok() && !kube::isNotFound(st.error())) {
       return st.error().context("deleting this node's ResourceSlices");
     }

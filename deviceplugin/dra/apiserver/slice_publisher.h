@@ -29,12 +29,14 @@
 // cannot repair. Not thread-safe: one caller at a time.
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/base/result.h"
 #include "common/kube/client.h"
+#include "common/kube/resource_slice.h"
 #include "deviceplugin/dra/apiserver/slice_builder.h"
 #include "deviceplugin/dra/dra_device.h"
 
@@ -72,14 +74,20 @@ class SlicePublisher {
 
  private:
   enum class Round { kDone, kRetry };
+  // This node's slices of this driver as listed: the answer, and the view of each well-formed
+  // one (pointing into the answer, which the unique_ptr keeps in place).
+  struct Listing {
+    std::unique_ptr<nlohmann::json> doc{};
+    std::vector<kube::ResourceSlice> slices{};
+  };
   // `chunks`: the devices in slice-sized groups, in order (deviceGroups).
-  Result<Round> reconcileOnce(const std::vector<DeviceGroup>& chunks,
-                              const nlohmann::json& existing, int64_t& target, PublishResult& out);
-  Result<nlohmann::json> listSlices();
+  Result<Round> reconcileOnce(const std::vector<DeviceGroup>& chunks, const Listing& existing,
+                              int64_t& target, PublishResult& out);
+  Result<Listing> listSlices();
   Status ensureNodeUid();
   // Writes one slice (PUT over `old` when given, else POST). kRetry on 409, or 404 on update.
-  Result<Round> write(const nlohmann::json* old, const nlohmann::json& chunk, int64_t generation,
-                      int64_t count, PublishResult& out);
+  Result<Round> write(const kube::ResourceSlice* old, const nlohmann::json& chunk,
+                      int64_t generation, int64_t count, PublishResult& out);
   // Learns from a write's answer whether the server dropped gated fields we sent.
   void noteDropped(const nlohmann::json& sent, const nlohmann::json& stored);
 

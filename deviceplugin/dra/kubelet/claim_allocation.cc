@@ -11,15 +11,6 @@ namespace rdmanet::dp {
 
 namespace {
 
-using nlohmann::json;
-
-// The string at `key` of object `j`, "" when absent or not a string.
-std::string str(const json& j, const char* key) {
-  if (!j.is_object()) return "";
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
 // A request name as the API server allows it: a DNS label, or "<request>/<subrequest>".
 bool isRequestName(std::string_view r) {
   const size_t slash = r.find('/');
@@ -39,44 +30,31 @@ bool isValidClaimUid(std::string_view uid) {
   });
 }
 
-Result<std::vector<AllocatedDevice>> ourAllocation(const json& claim, const ClaimRef& ref,
-                                                   const std::string& driver,
+Result<std::vector<AllocatedDevice>> ourAllocation(const kube::ResourceClaim& claim,
+                                                   const ClaimRef& ref, const std::string& driver,
                                                    const std::string& node) {
   const std::string where = fmt::format("ResourceClaim {}/{}", ref.ns, ref.name);
-  const json* meta = claim.is_object() && claim.contains("metadata") ? &claim["metadata"] : nullptr;
-  const std::string uid = meta ? str(*meta, "uid") : "";
+  const std::string& uid = claim.metadata.uid;
   if (uid != ref.uid) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("{} has UID {}, kubelet asked for {} (deleted and re-created?)",
                                  where, uid.empty() ? "<none>" : uid, ref.uid));
   }
-  const json* results = nullptr;
-  if (auto st = claim.find("status"); st != claim.end() && st->is_object()) {
-    if (auto al = st->find("allocation"); al != st->end() && al->is_object()) {
-      if (auto dv = al->find("devices"); dv != al->end() && dv->is_object()) {
-        if (auto r = dv->find("results"); r != dv->end() && r->is_array()) results = &*r;
-      }
-    }
-  }
-  if (!results) {
+  if (!claim.allocated) {
     return makeError(ErrorCode::kInvalidConfig, fmt::format("{} is not allocated", where));
   }
   std::vector<AllocatedDevice> out;
   int other_driver = 0, other_pool = 0;
-  for (const json& r : *results) {
-    if (str(r, "driver") != driver) {
+  for (const kube::DeviceAllocationResult& r : claim.results) {
+    if (r.driver != driver) {
       ++other_driver;
       continue;
     }
-    if (str(r, "pool") != node) {
+    if (r.pool != node) {
       ++other_pool;
       continue;
     }
-    const auto admin = r.find("adminAccess");
-    AllocatedDevice d{
-        .request = str(r, "request"),
-        .device = str(r, "device"),
-        .admin_access = admin != r.end() && admin->is_boolean() && admin->get<bool>()};
+    AllocatedDevice d{.request = r.request, .device = r.device, .admin_access = r.admin_access};
     if (!kube::isDnsLabel(d.device)) {
       return makeError(ErrorCode::kInvalidConfig,
                        fmt::format("{}: malformed device name in an allocation result", where));

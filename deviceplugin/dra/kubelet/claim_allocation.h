@@ -1,13 +1,14 @@
 #pragma once
 // Which devices of a ResourceClaim are ours to prepare: status.allocation.devices.results[]
 // entries whose `driver` is this driver and whose `pool` is this node's (rdmanet publishes one
-// pool per node, named after the node). Plain JSON reading, no I/O.
+// pool per node, named after the node). Over the claim's typed view (common/kube/resource_claim.h),
+// no I/O.
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "common/base/result.h"
+#include "common/kube/resource_claim.h"
 #include "deviceplugin/dra/claim_reader.h"
 
 namespace rdmanet::dp {
@@ -24,8 +25,8 @@ struct AllocatedDevice {
 // this driver on this node. A result with a malformed device or request name (a DNS label, or
 // "<label>/<label>" for a subrequest) is an error too: it could only
 // come from a broken or hostile writer.
-Result<std::vector<AllocatedDevice>> ourAllocation(const nlohmann::json& claim, const ClaimRef& ref,
-                                                   const std::string& driver,
+Result<std::vector<AllocatedDevice>> ourAllocation(const kube::ResourceClaim& claim,
+                                                   const ClaimRef& ref, const std::string& driver,
                                                    const std::string& node);
 
 // The top-level request a result's `request` belongs to: "nic" for "nic" and for "nic/alt" (a

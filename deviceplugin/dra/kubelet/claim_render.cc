@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "deviceplugin/dra/kubelet/request_env.h"
@@ -12,14 +13,16 @@ namespace rdmanet::dp {
 
 Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<AllocatedDevice>& results,
                                   const DeviceSnapshot& inv, const RenderOptions& opts) {
-  // Each top-level request with its devices, in the order of the results. A device twice in one
+  // Each top-level request with its devices, in the order of the results, each device looked up
+  // once (resolveDevice) for both its request's env and its own CDI edits. A device twice in one
   // request (a shareable PF) is one device to the container.
   struct Request {
     std::string name{};
-    std::vector<const NodeDevice*> devices{};
+    std::vector<ResolvedDevice> devices{};
     bool admin_access = false;  // a request's results all share it
   };
   std::vector<Request> requests;
+  std::map<const NodeDevice*, ResolvedDevice> resolved;  // a device of several requests: once
   for (const AllocatedDevice& r : results) {
     const NodeDevice* d = inv.find(r.device);
     if (!d) {
@@ -33,35 +36,41 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
     if (it == requests.end())
       it = requests.insert(requests.end(), Request{.name = std::string(req)});
     it->admin_access = it->admin_access || r.admin_access;
-    if (std::find(it->devices.begin(), it->devices.end(), d) == it->devices.end()) {
-      it->devices.push_back(d);
+    if (std::none_of(it->devices.begin(), it->devices.end(),
+                     [&](const ResolvedDevice& x) { return x.node == d; })) {
+      auto known = resolved.find(d);
+      if (known == resolved.end()) {
+        RDMANET_ASSIGN_OR_RETURN(ResolvedDevice rd, resolveDevice(inv, *d));
+        known = resolved.emplace(d, rd).first;
+      }
+      it->devices.push_back(known->second);
     }
   }
   RenderedClaim out{
       .prepared = {.ref = ref, .cdi_spec = opts.cdi_dir / claimSpecFileName(ref.uid)}};
   std::vector<CdiDevice> envs;
   for (const auto& [req, devs, admin] : requests) {
-    RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(inv, devs));
+    RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(devs));
     // Admin access is for monitoring: no pod-info dir, which only the pod the CNI attached the
     // device to has (the CNI fills it), and which would name the device as the pod's network.
     if (admin) std::erase_if(env, [](const auto& kv) { return kv.first.ends_with("_POD_INFO"); });
     const std::string env_name = requestCdiName(ref.uid, req);
     envs.push_back({.name = env_name, .edits = {.envs = std::move(env)}});
-    for (const NodeDevice* d : devs) {
-      const std::string name = deviceCdiName(ref.uid, d->name);
+    for (const ResolvedDevice& d : devs) {
+      const std::string name = deviceCdiName(ref.uid, d.node->name);
       // A device of several requests (shareable) has one CDI device, and one entry per request
       // for kubelet: each entry brings its own request's env only.
       if (std::none_of(out.cdi.begin(), out.cdi.end(),
                        [&](const CdiDevice& c) { return c.name == name; })) {
         RDMANET_ASSIGN_OR_RETURN(ContainerAllocation own,
-                                 buildAllocation(*inv.pool(d->pool), {d->device.id}, {}));
+                                 buildAllocation(*d.pool, {d.device->id}, {}));
         own.envs.clear();  // the request's env device carries it
         if (admin) own.mounts.clear();
         out.cdi.push_back({.name = name, .edits = std::move(own)});
       }
       out.prepared.devices.push_back({.request_names = {req},
                                       .pool_name = opts.node,
-                                      .device_name = d->name,
+                                      .device_name = d.node->name,
                                       .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)},
                                       .admin_access = admin});
     }

@@ -41,61 +41,41 @@ json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
 }
 
 // The ownerReferences entry of the Pod that controls the claim; null when none does.
-const json* controllingPod(const json& claim) {
-  if (!claim.is_object() || !claim.contains("metadata") || !claim["metadata"].is_object()) {
-    return nullptr;
-  }
-  const json& meta = claim["metadata"];
-  if (!meta.contains("ownerReferences") || !meta["ownerReferences"].is_array()) return nullptr;
-  for (const json& o : meta["ownerReferences"]) {
-    if (o.is_object() && o.value("kind", "") == "Pod" && o.value("apiVersion", "") == "v1" &&
-        o.value("controller", false)) {
-      return &o;
-    }
+const kube::OwnerReference* controllingPod(const kube::ResourceClaim& claim) {
+  for (const kube::OwnerReference& o : claim.metadata.owner_references) {
+    if (o.kind == "Pod" && o.api_version == "v1" && o.controller) return &o;
   }
   return nullptr;
 }
 
+bool isPod(const kube::ConsumerReference& r) { return r.resource == "pods" && r.api_group.empty(); }
+
 }  // namespace
 
-std::set<std::string> reservedPods(const json& claim) {
+std::set<std::string> reservedPods(const kube::ResourceClaim& claim) {
   std::set<std::string> out;
-  const json* status = claim.is_object() && claim.contains("status") ? &claim["status"] : nullptr;
-  if (status == nullptr || !status->is_object() || !status->contains("reservedFor")) return out;
-  const json& rf = (*status)["reservedFor"];
-  if (!rf.is_array()) return out;
-  for (const json& r : rf) {
-    if (!r.is_object() || r.value("resource", "") != "pods" || !r.value("apiGroup", "").empty()) {
-      continue;
-    }
-    const std::string uid = r.value("uid", "");
-    if (isValidClaimUid(uid)) out.insert(uid);  // the same UID shape as a claim's
+  for (const kube::ConsumerReference& r : claim.reserved_for) {
+    if (isPod(r) && isValidClaimUid(r.uid)) out.insert(r.uid);  // the same UID shape as a claim's
   }
   return out;
 }
 
-bool ownedByPod(const json& claim) { return controllingPod(claim) != nullptr; }
+bool ownedByPod(const kube::ResourceClaim& claim) { return controllingPod(claim) != nullptr; }
 
-std::optional<ClaimPod> onePodOf(const json& claim) {
+std::optional<ClaimPod> onePodOf(const kube::ResourceClaim& claim) {
   // Only well-formed names and UIDs: they go into an Event's involvedObject.
-  const auto pod = [](const json& ref) -> std::optional<ClaimPod> {
-    ClaimPod p{.name = ref.value("name", ""), .uid = ref.value("uid", "")};
-    if (!kube::isDnsSubdomain(p.name) || !isValidClaimUid(p.uid)) return std::nullopt;
-    return p;
+  const auto pod = [](const std::string& name, const std::string& uid) -> std::optional<ClaimPod> {
+    if (!kube::isDnsSubdomain(name) || !isValidClaimUid(uid)) return std::nullopt;
+    return ClaimPod{.name = name, .uid = uid};
   };
-  if (!claim.is_object()) return std::nullopt;
-  if (const json* owner = controllingPod(claim)) return pod(*owner);
-  if (!claim.contains("status") || !claim["status"].is_object() ||
-      !claim["status"].contains("reservedFor") || !claim["status"]["reservedFor"].is_array()) {
-    return std::nullopt;
+  if (const kube::OwnerReference* owner = controllingPod(claim)) {
+    return pod(owner->name, owner->uid);
   }
   std::optional<ClaimPod> only;
-  for (const json& r : claim["status"]["reservedFor"]) {
-    if (!r.is_object() || r.value("resource", "") != "pods" || !r.value("apiGroup", "").empty()) {
-      continue;
-    }
+  for (const kube::ConsumerReference& r : claim.reserved_for) {
+    if (!isPod(r)) continue;
     if (only) return std::nullopt;  // several pods
-    only = pod(r);
+    only = pod(r.name, r.uid);
     if (!only) return std::nullopt;
   }
   return only;

@@ -16,24 +16,25 @@
 // the checkpoint: a record whose claim is no longer prepared is removed.
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
 
 #include "common/base/result.h"
+#include "common/kube/resource_claim.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 #include "deviceplugin/dra/node_devices.h"
 
 namespace rdmanet::dp {
 
 // The pod UIDs a claim is reserved for (status.reservedFor entries of resource "pods" in the
-// core group), each a valid UID. Malformed entries are skipped: the claim is the API server's.
-std::set<std::string> reservedPods(const nlohmann::json& claim);
+// core group), each a valid UID. Entries with a malformed UID are skipped: the claim is the API
+// server's.
+std::set<std::string> reservedPods(const kube::ResourceClaim& claim);
 
 // Whether a Pod controls the claim (metadata.ownerReferences): one made from a pod's
 // ResourceClaimTemplate, which only that pod ever uses.
-bool ownedByPod(const nlohmann::json& claim);
+bool ownedByPod(const kube::ResourceClaim& claim);
 
 // The one pod a claim is for, when the claim names one: the Pod that controls it, else the only
 // pod in status.reservedFor. None when it names no pod or several (a shared claim: which of them
@@ -42,7 +43,7 @@ struct ClaimPod {
   std::string name{};
   std::string uid{};
 };
-std::optional<ClaimPod> onePodOf(const nlohmann::json& claim);
+std::optional<ClaimPod> onePodOf(const kube::ResourceClaim& claim);
 
 // Writes the record of `claim` for each of `pods`: its devices still on the node, except those
 // allocated with admin access (none written when that leaves none). Error 5 when a file cannot be

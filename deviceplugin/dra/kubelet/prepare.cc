@@ -99,26 +99,23 @@ Status ClaimPreparer::rebuildFromApi(const Deadline& deadline) {
   if (!rebuild_pending_) return okStatus();
   auto log = logger(Component::kKubelet);
   size_t rebuilt = 0, failed = 0;
-  for (const nlohmann::json& claim : claims) {
-    // The server's JSON: a field of the wrong type is an empty one.
-    const auto meta = [&](const char* key) -> std::string {
-      if (!claim.is_object() || !claim.contains("metadata")) return "";
-      const nlohmann::json& m = claim["metadata"];
-      return m.is_object() && m.contains(key) && m[key].is_string() ? m[key].get<std::string>()
-                                                                    : "";
-    };
-    const ClaimRef ref{.ns = meta("namespace"), .uid = meta("uid"), .name = meta("name")};
+  for (const nlohmann::json& doc : claims) {
+    // A claim that does not decode was not prepared from here either.
+    auto claim = kube::decodeResourceClaim(doc);
+    if (!claim.ok()) continue;
+    const kube::ObjectMeta& m = claim->metadata;
+    const ClaimRef ref{.ns = m.ns, .uid = m.uid, .name = m.name};
     if (!checkRef(ref).ok() || checkpoint_.find(ref.uid) ||
         unprepared_before_rebuild_.contains(ref.uid)) {
       continue;
     }
     // Kubelet prepares a claim for the pods it is reserved for; one reserved for none was not
     // prepared here (or was unprepared already).
-    const std::set<std::string> pods = reservedPods(claim);
-    auto results = ourAllocation(claim, ref, opts_.driver, opts_.node);
+    const std::set<std::string> pods = reservedPods(*claim);
+    auto results = ourAllocation(*claim, ref, opts_.driver, opts_.node);
     if (pods.empty() || !results.ok()) continue;
     auto r = renderClaim(ref, *results, *state_.current().value, renderOptions());
-    if (r.ok()) r->prepared.pod_owned = ownedByPod(claim);
+    if (r.ok()) r->prepared.pod_owned = ownedByPod(*claim);
     Status st = r.ok() ? commit(*r, pods, {}) : Status(r.error());
     if (st.ok()) {
       ++rebuilt;
@@ -233,12 +230,14 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
     }
   } done{*this, ref.uid};
   // Outside the lock: a slow GET must not hold up other claims.
-  RDMANET_ASSIGN_OR_RETURN(nlohmann::json claim, reader_.getClaim(ref.ns, ref.name, deadline));
-  // Whom a failure from here on concerns; not when the name now holds another claim.
-  if (pod) {
-    const nlohmann::json::json_pointer uid("/metadata/uid");
-    if (claim.is_object() && claim.contains(uid) && claim[uid] == ref.uid) *pod = onePodOf(claim);
+  RDMANET_ASSIGN_OR_RETURN(nlohmann::json doc, reader_.getClaim(ref.ns, ref.name, deadline));
+  auto decoded = kube::decodeResourceClaim(doc);
+  if (!decoded.ok()) {
+    return decoded.error().context(fmt::format("ResourceClaim {}/{}", ref.ns, ref.name));
   }
+  const kube::ResourceClaim& claim = *decoded;
+  // Whom a failure from here on concerns; not when the name now holds another claim.
+  if (pod && claim.metadata.uid == ref.uid) *pod = onePodOf(claim);
   RDMANET_ASSIGN_OR_RETURN(auto results, ourAllocation(claim, ref, opts_.driver, opts_.node));
   std::lock_guard lk(mu_);
   // A concurrent call for the same claim may have finished meanwhile: answer the same.
@@ -311,8 +310,11 @@ void ClaimPreparer::addReservedPods(const ClaimRef& ref, const Deadline& deadlin
         ref.ns, ref.name, claim.error().msg);
     return;
   }
-  if (!ourAllocation(*claim, ref, opts_.driver, opts_.node).ok()) return;  // another claim now
-  const std::set<std::string> reserved = reservedPods(*claim);
+  auto view = kube::decodeResourceClaim(*claim);
+  if (!view.ok() || !ourAllocation(*view, ref, opts_.driver, opts_.node).ok()) {
+    return;  // another claim now
+  }
+  const std::set<std::string> reserved = reservedPods(*view);
   std::lock_guard lk(mu_);
   const PreparedClaim* c = checkpoint_.find(ref.uid);
   if (c == nullptr) return;  // unprepared meanwhile

@@ -20,24 +20,32 @@ std::string joinHcas(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-Result<std::map<std::string, std::string>> requestEnv(const DeviceSnapshot& inv,
-                                                      const std::vector<const NodeDevice*>& devs) {
+Result<ResolvedDevice> resolveDevice(const DeviceSnapshot& inv, const NodeDevice& d) {
+  const Pool* pool = inv.pool(d.pool);
+  if (!pool) return makeError(ErrorCode::kInternal, fmt::format("pool {} vanished", d.pool));
+  const PoolDevice* dev = pool->find(d.device.id);
+  if (!dev) {
+    return makeError(ErrorCode::kDeviceNotFound, fmt::format("device {} is not in pool {}",
+                                                             d.device.id, pool->config.fullName()));
+  }
+  return ResolvedDevice{.node = &d, .pool = pool, .device = dev};
+}
+
+Result<std::map<std::string, std::string>> requestEnv(const std::vector<ResolvedDevice>& devs) {
   // The pools in the order their first device comes, each with its device IDs.
-  std::vector<std::pair<std::string, std::vector<std::string>>> by_pool;
-  for (const NodeDevice* d : devs) {
+  std::vector<std::pair<const Pool*, std::vector<std::string>>> by_pool;
+  std::vector<const PoolDevice*> all;
+  for (const ResolvedDevice& d : devs) {
     auto it = std::find_if(by_pool.begin(), by_pool.end(),
-                           [&](const auto& p) { return p.first == d->pool; });
-    if (it == by_pool.end()) it = by_pool.insert(by_pool.end(), {d->pool, {}});
-    it->second.push_back(d->device.id);
+                           [&](const auto& p) { return p.first == d.pool; });
+    if (it == by_pool.end()) it = by_pool.insert(by_pool.end(), {d.pool, {}});
+    it->second.push_back(d.device->id);
+    all.push_back(d.device);
   }
   std::map<std::string, std::string> out;
   std::vector<std::string> disagreed;
-  std::vector<const PoolDevice*> all;
-  for (const auto& [name, ids] : by_pool) {
-    const Pool* pool = inv.pool(name);
-    if (!pool) return makeError(ErrorCode::kInternal, fmt::format("pool {} vanished", name));
+  for (const auto& [pool, ids] : by_pool) {
     RDMANET_ASSIGN_OR_RETURN(ContainerAllocation a, buildAllocation(*pool, ids, {}));
-    for (const std::string& id : ids) all.push_back(pool->find(id));
     for (auto& [k, v] : a.envs) {
       auto [it, fresh] = out.try_emplace(k, v);
       if (fresh || it->second == v || k == kGdr) continue;
@@ -49,7 +57,7 @@ Result<std::map<std::string, std::string>> requestEnv(const DeviceSnapshot& inv,
         return makeError(ErrorCode::kInvalidConfig,
                          fmt::format("pool {} sets {}, which another pool of the same request "
                                      "sets differently",
-                                     name, k));
+                                     pool->config.fullName(), k));
       }
     }
   }

@@ -24,9 +24,21 @@
 
 namespace rdmanet::dp {
 
-// `devs` are the request's devices in `inv`, each once. Errors as buildAllocation's (an unhealthy
-// device is 11), 7 for the collision above, 999 when a device's pool is not in `inv`.
-Result<std::map<std::string, std::string>> requestEnv(const DeviceSnapshot& inv,
-                                                      const std::vector<const NodeDevice*>& devs);
+// One allocated device, looked up once in the snapshot: the DRA device, the pool it is published
+// from and its entry there. Both what a request's containers get (requestEnv) and the device's
+// own CDI edits (claim_render.h) are built from it.
+struct ResolvedDevice {
+  const NodeDevice* node = nullptr;
+  const Pool* pool = nullptr;
+  const PoolDevice* device = nullptr;
+};
+
+// `d`'s pool and pool entry in `inv`. Error 999 when its pool is not in `inv`, 100 when the pool
+// no longer has the device (buildAllocation's message).
+Result<ResolvedDevice> resolveDevice(const DeviceSnapshot& inv, const NodeDevice& d);
+
+// `devs` are the request's devices, each once. Errors as buildAllocation's (an unhealthy device
+// is 11), 7 for the collision above.
+Result<std::map<std::string, std::string>> requestEnv(const std::vector<ResolvedDevice>& devs);
 
 }  // namespace rdmanet::dp

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/deviceplugin/dra/decoded_claim.h"
+
 namespace rdmanet::dra {
 namespace {
 
@@ -83,14 +85,16 @@ TEST(DeviceStatus, MergeWritesOursInPlaceAndLeavesEveryOtherEntryAsItWas) {
       claimWith(json::array({result("vf-1"), result("vf-2"), result("gpu-0", "gpu.example.com")}),
                 json::array({foreign(), stale_ours, other_pool}));
   const dp::OwnedDevices owned{.pool = "node-a", .devices = {"vf-1", "vf-2"}};
-  const json out = mergeDeviceStatuses(claim, kDriver, owned, {{"vf-1", ready()}}, kNow);
+  const json out = mergeDeviceStatuses(dp::testing::decodedClaim(claim), kDriver, owned,
+                                       {{"vf-1", ready()}}, kNow);
   ASSERT_EQ(out.size(), 3u) << out.dump();
   EXPECT_EQ(out[0], foreign());
   EXPECT_EQ(out[1], deviceStatusEntry(kDriver, "node-a", "vf-1", "", ready(), nullptr, kNow));
   EXPECT_EQ(out[2], other_pool);
   // A new report is appended; a device without one has no entry.
   const json out2 =
-      mergeDeviceStatuses(claimWith(claim["status"]["allocation"]["devices"]["results"], out),
+      mergeDeviceStatuses(dp::testing::decodedClaim(
+                              claimWith(claim["status"]["allocation"]["devices"]["results"], out)),
                           kDriver, owned, {{"vf-2", ready()}}, kNow);
   ASSERT_EQ(out2.size(), 3u) << out2.dump();
   EXPECT_EQ(out2[0], foreign());
@@ -103,14 +107,15 @@ TEST(DeviceStatus, MergeWritesOnlyForDevicesAllocatedToUsInTheClaim) {
   // the claim has under another driver's name: no entry for either.
   const json claim = claimWith(json::array({result("vf-9", "gpu.example.com")}), nullptr);
   const dp::OwnedDevices owned{.pool = "node-a", .devices = {"vf-1", "vf-9"}};
-  const json out =
-      mergeDeviceStatuses(claim, kDriver, owned, {{"vf-1", ready()}, {"vf-9", ready()}}, kNow);
+  const json out = mergeDeviceStatuses(dp::testing::decodedClaim(claim), kDriver, owned,
+                                       {{"vf-1", ready()}, {"vf-9", ready()}}, kNow);
   EXPECT_EQ(out, json::array());
   // A shared device gets an entry per allocation of it, each with its shareID.
   json shared = claimWith(json::array({result("vf-1"), result("vf-1")}), nullptr);
   shared["status"]["allocation"]["devices"]["results"][0]["shareID"] = "a";
   shared["status"]["allocation"]["devices"]["results"][1]["shareID"] = "b";
-  const json both = mergeDeviceStatuses(shared, kDriver, owned, {{"vf-1", ready()}}, kNow);
+  const json both = mergeDeviceStatuses(dp::testing::decodedClaim(shared), kDriver, owned,
+                                        {{"vf-1", ready()}}, kNow);
   ASSERT_EQ(both.size(), 2u);
   EXPECT_EQ(both[0]["shareID"], "a");
   EXPECT_EQ(both[1]["shareID"], "b");

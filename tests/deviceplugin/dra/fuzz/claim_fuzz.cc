@@ -14,15 +14,18 @@
 using namespace rdmanet::dp;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto claim = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-  if (claim.is_discarded()) return 0;
+  const auto doc = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return 0;
+  const auto view = rdmanet::kube::decodeResourceClaim(doc);
+  if (!view.ok()) {
+    if (view.error().code != rdmanet::ErrorCode::kInvalidConfig) __builtin_trap();
+    return 0;
+  }
+  const rdmanet::kube::ResourceClaim& claim = *view;
   // The UID kubelet asks for: the seeds' own, and whatever the claim says (so that the fuzzer
   // gets past the UID check without guessing it).
   std::string uid = "0b5a7c1e-3f2d-4c8b-9e61-5a4f3d2c1b0a";
-  if (claim.is_object() && claim.contains("metadata") && claim["metadata"].is_object() &&
-      claim["metadata"].contains("uid") && claim["metadata"]["uid"].is_string()) {
-    uid = claim["metadata"]["uid"].get<std::string>();
-  }
+  if (!claim.metadata.uid.empty()) uid = claim.metadata.uid;
   const ClaimRef ref{.ns = "ml", .uid = uid, .name = "trainer-0-rdma"};
   if (auto r = ourAllocation(claim, ref, "rdma.rdmanet.io", "node1"); r.ok()) {
     for (const auto& d : *r) {

@@ -14,6 +14,7 @@
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 #include "deviceplugin/dra/kubelet/claim_render.h"
 #include "deviceplugin/dra/node_devices.h"
+#include "tests/deviceplugin/dra/decoded_claim.h"
 #include "tests/deviceplugin/dra/kubelet/cdi_runtime.h"
 #include "tests/deviceplugin/test_node.h"
 
@@ -78,11 +79,22 @@ json result(const std::string& request, const std::string& driver, const std::st
 }
 const ClaimRef kRef{.ns = "ns", .uid = "u-1", .name = "c"};
 
+// ourAllocation over the claim as prepare reads it: decoded first, a document that does not
+// decode being the error.
+Result<std::vector<AllocatedDevice>> ourAllocationOf(const json& doc, const ClaimRef& ref,
+                                                     const std::string& driver,
+                                                     const std::string& node) {
+  auto claim = kube::decodeResourceClaim(doc);
+  if (!claim.ok()) return claim.error();
+  return ourAllocation(*claim, ref, driver, node);
+}
+
 TEST(ClaimAllocationTest, TakesOnlyThisDriversResultsOnThisNode) {
-  auto r = ourAllocation(claim("u-1", {result("gpu", "gpu.nvidia.com", "node-a", "gpu-0"),
-                                       result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2"),
-                                       result("nic", "rdma.rdmanet.io", "node-b", "0000-17-00-3")}),
-                         kRef, "rdma.rdmanet.io", "node-a");
+  auto r =
+      ourAllocationOf(claim("u-1", {result("gpu", "gpu.nvidia.com", "node-a", "gpu-0"),
+                                    result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2"),
+                                    result("nic", "rdma.rdmanet.io", "node-b", "0000-17-00-3")}),
+                      kRef, "rdma.rdmanet.io", "node-a");
   ASSERT_TRUE(r.ok()) << r.error().msg;
   ASSERT_EQ(r->size(), 1u);
   EXPECT_EQ((*r)[0].request, "nic");
@@ -108,17 +120,24 @@ TEST(ClaimAllocationTest, EachWayOfNotBeingOursIsAnErrorThatSaysWhy) {
            Case{claim("u-1", {result("Nic", "rdma.rdmanet.io", "node-a", "x")}),
                 "malformed request name"},
            Case{json{{"metadata", {{"uid", "u-1"}}}}, "is not allocated"},
-           Case{json::array(), "has UID <none>"},
+           Case{json{{"metadata", json::object()},
+                     {"status", {{"allocation", {{"devices", {{"results", ours}}}}}}}},
+                "has UID <none>"},
+           Case{json::array(), "\"ResourceClaim\" must be an object"},
+           Case{claim("u-1", {{{"request", "nic"}, {"driver", "rdma.rdmanet.io"}, {"pool", 7}}}),
+                "\"status.allocation.devices.results[0].pool\" must be a string"},
+           Case{claim("u-1", {{{"request", "nic"}, {"driver", "rdma.rdmanet.io"}}}),
+                "\"status.allocation.devices.results[0].pool\" is required"},
        }) {
-    auto r = ourAllocation(c.claim, kRef, "rdma.rdmanet.io", "node-a");
+    auto r = ourAllocationOf(c.claim, kRef, "rdma.rdmanet.io", "node-a");
     ASSERT_FALSE(r.ok()) << c.msg;
     EXPECT_THAT(r.error().msg, HasSubstr(c.msg));
   }
 }
 
 TEST(ClaimAllocationTest, ASubrequestKeepsItsFullNameAndBelongsToItsRequest) {
-  auto r = ourAllocation(claim("u-1", {result("nic/fast", "rdma.rdmanet.io", "node-a", "d-1")}),
-                         kRef, "rdma.rdmanet.io", "node-a");
+  auto r = ourAllocationOf(claim("u-1", {result("nic/fast", "rdma.rdmanet.io", "node-a", "d-1")}),
+                           kRef, "rdma.rdmanet.io", "node-a");
   ASSERT_TRUE(r.ok()) << r.error().msg;
   EXPECT_EQ((*r)[0].request, "nic/fast");
   EXPECT_EQ(baseRequest("nic/fast"), "nic");
@@ -227,7 +246,7 @@ TEST(ClaimAllocationTest, AnAdminAccessResultIsMarkedAsSuch) {
   json c = claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "0000-17-00-2"),
                          result("mon", "rdma.rdmanet.io", "node-a", "0000-17-00-3")});
   c["status"]["allocation"]["devices"]["results"][1]["adminAccess"] = true;
-  auto r = ourAllocation(c, kRef, "rdma.rdmanet.io", "node-a");
+  auto r = ourAllocationOf(c, kRef, "rdma.rdmanet.io", "node-a");
   ASSERT_TRUE(r.ok()) << r.error().msg;
   ASSERT_EQ(r->size(), 2u);
   EXPECT_FALSE((*r)[0].admin_access);

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "tests/deviceplugin/dra/decoded_claim.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::dp {
@@ -40,14 +41,13 @@ json read(const fs::path& p) {
 TEST(PodDevicesTest, ReservedPodsAreTheCoreGroupsPodsWithValidUids) {
   const json c = {
       {"status",
-       {{"reservedFor", json::array({{{"resource", "pods"}, {"name", "a"}, {"uid", kPodA}},
-                                     {{"resource", "pods"}, {"apiGroup", "x.io"}, {"uid", kPodB}},
-                                     {{"resource", "jobs"}, {"uid", kPodB}},
-                                     {{"resource", "pods"}, {"uid", "../x"}},
-                                     "junk"})}}}};
-  EXPECT_EQ(reservedPods(c), std::set<std::string>{kPodA});
-  EXPECT_TRUE(reservedPods(json::object()).empty());
-  EXPECT_TRUE(reservedPods(json{{"status", {{"reservedFor", "x"}}}}).empty());
+       {{"reservedFor",
+         json::array({{{"resource", "pods"}, {"name", "a"}, {"uid", kPodA}},
+                      {{"resource", "pods"}, {"apiGroup", "x.io"}, {"name", "b"}, {"uid", kPodB}},
+                      {{"resource", "jobs"}, {"name", "j"}, {"uid", kPodB}},
+                      {{"resource", "pods"}, {"name", "b"}, {"uid", "../x"}}})}}}};
+  EXPECT_EQ(reservedPods(testing::decodedClaim(c)), std::set<std::string>{kPodA});
+  EXPECT_TRUE(reservedPods(testing::decodedClaim(json::object())).empty());
 }
 
 TEST(PodDevicesTest, EachPodGetsARecordThatUnprepareRemovesWithTheEmptiedPodDir) {

@@ -9,6 +9,7 @@
 #include <map>
 
 #include "deviceplugin/dra/dra_device.h"
+#include "tests/deviceplugin/dra/decoded_claim.h"
 #include "tests/deviceplugin/test_node.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -150,14 +151,14 @@ TEST(PrepareFailedEventTest, IsAboutTheOnePodTheClaimNamesAndNamesTheClaimAndThe
 TEST(OnePodOfTest, TheOwnerElseTheOnlyReservationElseNone) {
   const json one = json::array({{{"resource", "pods"}, {"name", "trainer-0"}, {"uid", kPod}}});
   json c = claim("c", "u", "d", one);
-  ASSERT_TRUE(onePodOf(c).has_value());
-  EXPECT_EQ(onePodOf(c)->name, "trainer-0");
-  EXPECT_EQ(onePodOf(c)->uid, kPod);
+  ASSERT_TRUE(onePodOf(testing::decodedClaim(c)).has_value());
+  EXPECT_EQ(onePodOf(testing::decodedClaim(c))->name, "trainer-0");
+  EXPECT_EQ(onePodOf(testing::decodedClaim(c))->uid, kPod);
   // Shared by two pods: which one this node prepares for is not in the claim.
   json two = one;
   two.push_back({{"resource", "pods"}, {"name", "trainer-1"}, {"uid", "5c8f3d2b-1e4a"}});
-  EXPECT_FALSE(onePodOf(claim("c", "u", "d", two)).has_value());
-  EXPECT_FALSE(onePodOf(claim("c", "u", "d")).has_value());
+  EXPECT_FALSE(onePodOf(testing::decodedClaim(claim("c", "u", "d", two))).has_value());
+  EXPECT_FALSE(onePodOf(testing::decodedClaim(claim("c", "u", "d"))).has_value());
   // A pod's own claim (from its ResourceClaimTemplate): the owner, whatever the reservations.
   c = claim("c", "u", "d", two);
   c["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "v1"},
@@ -165,14 +166,14 @@ TEST(OnePodOfTest, TheOwnerElseTheOnlyReservationElseNone) {
                                                    {"name", "owner"},
                                                    {"uid", "0a1b"},
                                                    {"controller", true}}});
-  ASSERT_TRUE(onePodOf(c).has_value());
-  EXPECT_EQ(onePodOf(c)->name, "owner");
+  ASSERT_TRUE(onePodOf(testing::decodedClaim(c)).has_value());
+  EXPECT_EQ(onePodOf(testing::decodedClaim(c))->name, "owner");
   // Names that could not go into an Event are no pod.
   EXPECT_FALSE(
-      onePodOf(claim("c", "u", "d",
-                     json::array({{{"resource", "pods"}, {"name", "Bad_Name"}, {"uid", kPod}}})))
+      onePodOf(testing::decodedClaim(claim(
+                   "c", "u", "d",
+                   json::array({{{"resource", "pods"}, {"name", "Bad_Name"}, {"uid", kPod}}}))))
           .has_value());
-  EXPECT_FALSE(onePodOf(json("not an object")).has_value());
 }
 
 }  // namespace

@@ -23,11 +23,14 @@ Pool pool(const char* name, std::optional<Lossless> lossless, std::vector<PoolDe
 // The snapshot's DRA devices over its pools, looked up by PCI address.
 struct Snapshot {
   DeviceSnapshot inv;
-  std::vector<const NodeDevice*> pick(const std::vector<std::string>& ids) const {
-    std::vector<const NodeDevice*> out;
+  std::vector<ResolvedDevice> pick(const std::vector<std::string>& ids) const {
+    std::vector<ResolvedDevice> out;
     for (const auto& id : ids) {
       for (const NodeDevice& d : inv.devices) {
-        if (d.device.id == id) out.push_back(&d);
+        if (d.device.id != id) continue;
+        auto r = resolveDevice(inv, d);
+        EXPECT_TRUE(r.ok()) << r.error().msg;
+        if (r.ok()) out.push_back(*r);
       }
     }
     return out;
@@ -45,7 +48,7 @@ TEST(RequestEnvTest, OnePoolIsTheDevicePluginsEnvForAllTheDevices) {
   const Snapshot s = snapshot({pool("a", Lossless{.priority = 3, .dscp = 26},
                                     {fn("0000:17:00.2", "mlx5_2", Distance::kPix),
                                      fn("0000:17:00.3", "mlx5_3", Distance::kPxb)})});
-  auto env = requestEnv(s.inv, s.pick({"0000:17:00.2", "0000:17:00.3"}));
+  auto env = requestEnv(s.pick({"0000:17:00.2", "0000:17:00.3"}));
   ASSERT_TRUE(env.ok()) << env.error().msg;
   auto direct = buildAllocation(s.inv.pools[0], {"0000:17:00.2", "0000:17:00.3"}, {});
   ASSERT_TRUE(direct.ok());
@@ -59,7 +62,7 @@ TEST(RequestEnvTest, PoolsAreMergedNameByName) {
                                     {fn("0000:17:00.2", "mlx5_2", Distance::kPix)}),
                                pool("b", Lossless{.priority = 3, .dscp = 24},
                                     {fn("0000:65:00.2", "mlx5_7", Distance::kPxb)})});
-  auto env = requestEnv(s.inv, s.pick({"0000:17:00.2", "0000:65:00.2"}));
+  auto env = requestEnv(s.pick({"0000:17:00.2", "0000:65:00.2"}));
   ASSERT_TRUE(env.ok()) << env.error().msg;
   EXPECT_EQ(env->at("PCIDEVICE_RDMA_A"), "0000:17:00.2");
   EXPECT_EQ(env->at("PCIDEVICE_RDMA_B"), "0000:65:00.2");
@@ -72,10 +75,10 @@ TEST(RequestEnvTest, PoolsAreMergedNameByName) {
 TEST(RequestEnvTest, ADeviceFarFromAGpuDropsTheGpuDirectHintForTheRequest) {
   const Snapshot s = snapshot({pool("a", {}, {fn("0000:17:00.2", "mlx5_2", Distance::kPix)}),
                                pool("b", {}, {fn("0000:65:00.2", "mlx5_7", Distance::kSys)})});
-  auto env = requestEnv(s.inv, s.pick({"0000:17:00.2", "0000:65:00.2"}));
+  auto env = requestEnv(s.pick({"0000:17:00.2", "0000:65:00.2"}));
   ASSERT_TRUE(env.ok()) << env.error().msg;
   EXPECT_EQ(env->count("NCCL_NET_GDR_LEVEL"), 0u);
-  auto one = requestEnv(s.inv, s.pick({"0000:17:00.2"}));
+  auto one = requestEnv(s.pick({"0000:17:00.2"}));
   ASSERT_TRUE(one.ok());
   EXPECT_EQ(one->at("NCCL_NET_GDR_LEVEL"), "PIX");
 }
@@ -84,7 +87,7 @@ TEST(RequestEnvTest, AnUnhealthyDeviceFailsTheRequest) {
   PoolDevice sick = fn("0000:17:00.2", "mlx5_2", Distance::kPix);
   sick.healthy = false;
   const Snapshot s = snapshot({pool("a", {}, {sick})});
-  auto env = requestEnv(s.inv, s.pick({"0000:17:00.2"}));
+  auto env = requestEnv(s.pick({"0000:17:00.2"}));
   ASSERT_FALSE(env.ok());
   EXPECT_EQ(env.error().code, ErrorCode::kTryAgainLater);
 }
