@@ -19,6 +19,16 @@ constexpr EnumName<Command> kCommands[] = {
 
 std::optional<Command> parseCommand(std::string_view s) { return enumOf<Command>(kCommands, s); }
 
+// The CNI_ARGS keys that carry a string, each with the field its value goes to.
+using ArgField = std::string CniArgs::*;
+constexpr EnumName<ArgField> kArgFields[] = {
+    {"MAC", &CniArgs::mac},
+    {"IP", &CniArgs::ip},
+    {"K8S_POD_NAMESPACE", &CniArgs::pod_namespace},
+    {"K8S_POD_NAME", &CniArgs::pod_name},
+    {"K8S_POD_INFRA_CONTAINER_ID", &CniArgs::pod_infra_container_id},
+    {"K8S_POD_UID", &CniArgs::pod_uid}};
+
 bool isArgKeyChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
 }
@@ -96,18 +106,8 @@ Result<CniArgs> parseCniArgs(std::string_view text) {
     a.all.emplace_back(key, value);
     if (key == "IgnoreUnknown") {
       a.ignore_unknown = value == "1" || value == "true" || value == "True";
-    } else if (key == "MAC") {
-      a.mac = value;
-    } else if (key == "IP") {
-      a.ip = value;
-    } else if (key == "K8S_POD_NAMESPACE") {
-      a.pod_namespace = value;
-    } else if (key == "K8S_POD_NAME") {
-      a.pod_name = value;
-    } else if (key == "K8S_POD_INFRA_CONTAINER_ID") {
-      a.pod_infra_container_id = value;
-    } else if (key == "K8S_POD_UID") {
-      a.pod_uid = value;
+    } else if (const auto field = enumOf<ArgField>(kArgFields, key)) {
+      a.*(*field) = value;
     } else {
       unknown.emplace_back(key, value);
     }

@@ -37,10 +37,10 @@ void PrometheusText::family(std::string_view name, std::string_view type, std::s
   out_ += fmt::format("\n# TYPE {} {}\n", name, type);
 }
 
-void PrometheusText::line(std::string_view name, std::initializer_list<Label> labels, Label extra,
-                          const std::string& value) {
+void PrometheusText::line(std::string_view name, std::span<const Label> shared,
+                          std::initializer_list<Label> own, Label extra, const std::string& value) {
   out_ += name;
-  if (labels.size() > 0 || !extra.first.empty()) {
+  if (!shared.empty() || own.size() > 0 || !extra.first.empty()) {
     char sep = '{';
     auto add = [&](const Label& l) {
       out_ += sep;
@@ -50,7 +50,8 @@ void PrometheusText::line(std::string_view name, std::initializer_list<Label> la
       out_ += '"';
       sep = ',';
     };
-    for (const Label& l : labels) add(l);
+    for (const Label& l : shared) add(l);
+    for (const Label& l : own) add(l);
     if (!extra.first.empty()) add(extra);
     out_ += '}';
   }
@@ -65,11 +66,11 @@ void PrometheusText::histogram(std::string_view name, std::initializer_list<Labe
   const std::string bucket = std::string(name) + "_bucket";
   for (size_t i = 0; i < bounds.size() && i < cumulative.size(); ++i) {
     const std::string le = formatDouble(bounds[i]);
-    line(bucket, labels, {"le", le}, std::to_string(cumulative[i]));
+    line(bucket, {}, labels, {"le", le}, std::to_string(cumulative[i]));
   }
-  line(bucket, labels, {"le", "+Inf"}, std::to_string(count));
-  line(std::string(name) + "_sum", labels, {}, formatDouble(sum));
-  line(std::string(name) + "_count", labels, {}, std::to_string(count));
+  line(bucket, {}, labels, {"le", "+Inf"}, std::to_string(count));
+  line(std::string(name) + "_sum", {}, labels, {}, formatDouble(sum));
+  line(std::string(name) + "_count", {}, labels, {}, std::to_string(count));
 }
 
 }  // namespace rdmanet

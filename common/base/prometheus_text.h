@@ -33,10 +33,18 @@ class PrometheusText {
   template <typename T>
   requires std::integral<T> || std::floating_point<T>
   void sample(std::string_view name, std::initializer_list<Label> labels, T value) {
+    sample(name, {}, labels, value);
+  }
+  // The same with the labels in two parts: `shared`, a set several families carry alike (so that
+  // a rule can match one series against another's), then the sample's `own`.
+  template <typename T>
+  requires std::integral<T> || std::floating_point<T>
+  void sample(std::string_view name, std::span<const Label> shared,
+              std::initializer_list<Label> own, T value) {
     if constexpr (std::floating_point<T>) {
-      line(name, labels, {}, formatDouble(static_cast<double>(value)));
+      line(name, shared, own, {}, formatDouble(static_cast<double>(value)));
     } else {
-      line(name, labels, {}, std::to_string(value));
+      line(name, shared, own, {}, std::to_string(value));
     }
   }
 
@@ -61,8 +69,9 @@ class PrometheusText {
   static std::string formatDouble(double v);
 
  private:
-  void line(std::string_view name, std::initializer_list<Label> labels, Label extra,
-            const std::string& value);
+  // NAME{shared...,own...,extra} VALUE; an empty extra name: no extra label.
+  void line(std::string_view name, std::span<const Label> shared, std::initializer_list<Label> own,
+            Label extra, const std::string& value);
 
   std::string out_;
 };

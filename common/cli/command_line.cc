@@ -90,4 +90,9 @@ CLI::Validator intIn(int lo, int hi) {
       "", "integer");
 }
 
+CLI::Option* textOption(CLI::App& app, const std::string& name, std::string& into,
+                        const std::string& desc, const std::string& type) {
+  return app.add_option(name, into, desc)->type_name(type)->check(nonEmpty());
+}
+
 }  // namespace rdmanet::cli

@@ -81,4 +81,9 @@ CLI::Validator nonEmpty();
 // a decimal integer in [lo, hi] ("--expect-mtu 9k": "\"9k\" is not an integer in [68, 65535]").
 CLI::Validator intIn(int lo, int hi);
 
+// A string option that may not be empty (nonEmpty), stored in `into`; `type` names its value in
+// --help (DIR, FILE, NAME, ADDR, ...).
+CLI::Option* textOption(CLI::App& app, const std::string& name, std::string& into,
+                        const std::string& desc, const std::string& type);
+
 }  // namespace rdmanet::cli

@@ -62,6 +62,37 @@ Status checkRoute(const Route& r) {
   return okStatus();
 }
 
+// The entries of link `ifindex` in one of the kernel's tables (addresses, routes): a dump of
+// `get` whose header `Header` is all zero (family AF_UNSPEC: IPv4 and IPv6), of which `parse`
+// reads each `reply` message into an Entry (with its link's ifindex) or nullopt for one rdmanet
+// does not manage.
+template <typename Header, typename Entry>
+Result<std::vector<Entry>> linkEntries(
+    nl_sock* sock, int ifindex, uint16_t get, uint16_t reply,
+    Result<std::optional<Entry>> (*parse)(std::span<const uint8_t>), const std::string& what) {
+  std::vector<Entry> out;
+  RDMANET_RETURN_IF_ERROR(nl::dump(
+      sock,
+      [get] {
+        Header hdr{};
+        return nl::newMsg(get, NLM_F_DUMP, &hdr, sizeof(hdr));
+      },
+      [&] { out.clear(); },
+      [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
+        if (h.nlmsg_type != reply) return okStatus();
+        RDMANET_ASSIGN_OR_RETURN(std::optional<Entry> e, parse(p));
+        if (e && e->ifindex == ifindex) out.push_back(std::move(*e));
+        return okStatus();
+      },
+      what));
+  return out;
+}
+
+Result<std::optional<AddrEntry>> parseAnyAddr(std::span<const uint8_t> payload) {
+  RDMANET_ASSIGN_OR_RETURN(AddrEntry e, parseAddrMessage(payload));
+  return std::optional<AddrEntry>(e);
+}
+
 std::string routeName(const Route& r) {
   return "route " + r.dst.str() + (r.gateway ? " via " + r.gateway->str() : std::string()) +
          " dev " + std::to_string(r.ifindex);
@@ -71,22 +102,12 @@ std::string routeName(const Route& r) {
 
 Result<std::vector<IpPrefix>> LibnlNetlink::addresses(int ifindex) {
   RDMANET_ASSIGN_OR_RETURN(LinkInfo link, linkByIndex(ifindex));  // 100 for a missing link
+  RDMANET_ASSIGN_OR_RETURN(auto entries,
+                           linkEntries<ifaddrmsg>(sock_, link.ifindex, RTM_GETADDR, RTM_NEWADDR,
+                                                  parseAnyAddr, "dumping addresses"));
   std::vector<IpPrefix> out;
-  RDMANET_RETURN_IF_ERROR(nl::dump(
-      sock_,
-      [] {
-        ifaddrmsg ifa{};
-        ifa.ifa_family = AF_UNSPEC;
-        return nl::newMsg(RTM_GETADDR, NLM_F_DUMP, &ifa, sizeof(ifa));
-      },
-      [&] { out.clear(); },
-      [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
-        if (h.nlmsg_type != RTM_NEWADDR) return okStatus();
-        RDMANET_ASSIGN_OR_RETURN(AddrEntry e, parseAddrMessage(p));
-        if (e.ifindex == link.ifindex) out.push_back(e.prefix);
-        return okStatus();
-      },
-      "dumping addresses"));
+  out.reserve(entries.size());
+  for (const auto& e : entries) out.push_back(e.prefix);
   return out;
 }
 
@@ -109,23 +130,8 @@ Status LibnlNetlink::deleteAddress(int ifindex, const IpPrefix& prefix) {
 
 Result<std::vector<Route>> LibnlNetlink::routes(int ifindex) {
   RDMANET_ASSIGN_OR_RETURN(LinkInfo link, linkByIndex(ifindex));
-  std::vector<Route> out;
-  RDMANET_RETURN_IF_ERROR(nl::dump(
-      sock_,
-      [] {
-        rtmsg rtm{};
-        rtm.rtm_family = AF_UNSPEC;
-        return nl::newMsg(RTM_GETROUTE, NLM_F_DUMP, &rtm, sizeof(rtm));
-      },
-      [&] { out.clear(); },
-      [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
-        if (h.nlmsg_type != RTM_NEWROUTE) return okStatus();
-        RDMANET_ASSIGN_OR_RETURN(auto r, parseRouteMessage(p));
-        if (r && r->ifindex == link.ifindex) out.push_back(*r);
-        return okStatus();
-      },
-      "dumping routes"));
-  return out;
+  return linkEntries<rtmsg>(sock_, link.ifindex, RTM_GETROUTE, RTM_NEWROUTE, parseRouteMessage,
+                            "dumping routes");
 }
 
 Status LibnlNetlink::addRoute(const Route& route) {

@@ -40,6 +40,20 @@ Error badVf(int pf, int vf) {
   return errnoError(ErrorCode::kNetlinkFailure, EINVAL, "invalid " + vfName(pf, vf));
 }
 
+// A VF's on/off switch (IFLA_VF_SPOOFCHK, IFLA_VF_TRUST): each is a `Switch` struct
+// {vf, setting} under its own attribute `type`; `name` is the knob in the error message.
+template <typename Switch>
+Status setVfSwitch(nl_sock* sock, int pf, int vf, int type, const char* name, bool on) {
+  if (vf < 0) return badVf(pf, vf);
+  return setVf(
+      sock, pf,
+      [&](nl_msg* m) {
+        Switch v{.vf = static_cast<uint32_t>(vf), .setting = on ? 1u : 0u};
+        nla_put(m, type, sizeof(v), &v);
+      },
+      std::string("setting ") + name + (on ? " on" : " off") + " on " + vfName(pf, vf));
+}
+
 }  // namespace
 
 Result<std::vector<VfInfo>> LibnlNetlink::vfs(int pf_ifindex) {
@@ -98,25 +112,11 @@ Status LibnlNetlink::setVfVlan(int pf, int vf, uint16_t vlan, uint8_t qos, uint1
 }
 
 Status LibnlNetlink::setVfSpoofchk(int pf, int vf, bool on) {
-  if (vf < 0) return badVf(pf, vf);
-  return setVf(
-      sock_, pf,
-      [&](nl_msg* m) {
-        ifla_vf_spoofchk v{.vf = static_cast<uint32_t>(vf), .setting = on ? 1u : 0u};
-        nla_put(m, IFLA_VF_SPOOFCHK, sizeof(v), &v);
-      },
-      std::string("setting spoofchk ") + (on ? "on" : "off") + " on " + vfName(pf, vf));
+  return setVfSwitch<ifla_vf_spoofchk>(sock_, pf, vf, IFLA_VF_SPOOFCHK, "spoofchk", on);
 }
 
 Status LibnlNetlink::setVfTrust(int pf, int vf, bool on) {
-  if (vf < 0) return badVf(pf, vf);
-  return setVf(
-      sock_, pf,
-      [&](nl_msg* m) {
-        ifla_vf_trust v{.vf = static_cast<uint32_t>(vf), .setting = on ? 1u : 0u};
-        nla_put(m, IFLA_VF_TRUST, sizeof(v), &v);
-      },
-      std::string("setting trust ") + (on ? "on" : "off") + " on " + vfName(pf, vf));
+  return setVfSwitch<ifla_vf_trust>(sock_, pf, vf, IFLA_VF_TRUST, "trust", on);
 }
 
 Status LibnlNetlink::setVfLinkState(int pf, int vf, VfLinkState state) {

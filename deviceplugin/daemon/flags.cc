@@ -100,11 +100,10 @@ void defineFlags(CLI::App& app, Flags& f) {
   pathOption(
       app, "--cdi-dir", [&f](const std::string& v) { f.cdi_dir = v; },
       "where CDI specs are written, with --cdi or --api dra (default /var/run/cdi)");
-  app.add_option("--cni-state-dir", f.cni_state_dir,
-                 "the rdmanet CNI's state directory, read on each scrape for the\n"
-                 "rdmanet_pod_* series (default /var/lib/cni/rdmanet; \"off\" disables)")
-      ->type_name("DIR")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--cni-state-dir", f.cni_state_dir,
+                  "the rdmanet CNI's state directory, read on each scrape for the\n"
+                  "rdmanet_pod_* series (default /var/lib/cni/rdmanet; \"off\" disables)",
+                  "DIR");
   app.add_flag("--cdi", f.cdi, "name devices by CDI in Allocate and write the CDI specs");
   app.add_option("--metrics-addr", f.metrics_addr,
                  "[HOST]:PORT for /metrics, /healthz, /readyz\n(default :9109; \"off\" disables)")
@@ -116,10 +115,8 @@ void defineFlags(CLI::App& app, Flags& f) {
          "that wait for it (default 1s)")
       ->type_name("D")
       ->check(durationValidator());
-  app.add_option("--log-level", f.log_level,
-                 "trace, debug, info, warn, error or off (default info)")
-      ->type_name("LEVEL")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--log-level", f.log_level,
+                  "trace, debug, info, warn, error or off (default info)", "LEVEL");
   app.add_option("--resync-interval", f.resync_seconds,
                  "seconds between full rescans, a safety net behind events (default 30)")
       ->type_name("S")
@@ -146,13 +143,11 @@ void defineFlags(CLI::App& app, Flags& f) {
       app, "--dra-pod-devices-dir", [&f](const std::string& v) { f.dra_pod_devices_dir = v; },
       "with --api dra: record there each pod's claimed devices, so the rdmanet CNI\n"
       "finds them without a Multus that reads DRA claims (netconf draDevicesDir)");
-  app.add_option("--driver-name", f.driver_name, "DRA driver name (default rdma.rdmanet.io)")
-      ->type_name("NAME")
-      ->check(cli::nonEmpty());
-  app.add_option("--node-name", f.node_name,
-                 "this node, the DRA pool name (default: $NODE_NAME; --api dra needs one)")
-      ->type_name("NAME")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--driver-name", f.driver_name, "DRA driver name (default rdma.rdmanet.io)",
+                  "NAME");
+  cli::textOption(app, "--node-name", f.node_name,
+                  "this node, the DRA pool name (default: $NODE_NAME; --api dra needs one)",
+                  "NAME");
   pathOption(
       app, "--kubeconfig", [&f](const std::string& v) { f.kubeconfig = v; },
       "API server access for --api dra (default: the pod's service account)", "FILE");

@@ -25,10 +25,9 @@ void defineFlags(CLI::App& app, CliOptions& o) {
   auto* json = app.add_flag("--json", o.json, "print the report as JSON");
   auto* dot = app.add_flag("--dot", o.dot, "print the node's topology as Graphviz dot");
   json->excludes(dot);
-  app.add_option("--baseline", o.baseline,
-                 "RDMA counter baseline: saved when FILE does not exist,\ncompared with otherwise")
-      ->type_name("FILE")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--baseline", o.baseline,
+                  "RDMA counter baseline: saved when FILE does not exist,\ncompared with otherwise",
+                  "FILE");
   app.add_option("--expect-mtu", o.doctor.expect_mtu,
                  "the MTU every data port must have at least (default 9000)")
       ->type_name("N")
@@ -41,10 +40,8 @@ void defineFlags(CLI::App& app, CliOptions& o) {
                  "the MTU pods get on these ports: checks the chain pod <= VF <= PF")
       ->type_name("N")
       ->check(cli::intIn(68, 65535));
-  app.add_option("--sysfs-root", o.sysfs_root,
-                 "directory that plays \"/\" for sysfs reads (default /)")
-      ->type_name("DIR")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--sysfs-root", o.sysfs_root,
+                  "directory that plays \"/\" for sysfs reads (default /)", "DIR");
 }
 
 }  // namespace

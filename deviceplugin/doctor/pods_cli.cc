@@ -27,14 +27,10 @@ void defineFlags(CLI::App& app, PodsOptions& o) {
       ->type_name("S")
       ->check(cli::intIn(1, 3600));
   app.add_flag("--json", o.json, "print the verdicts as JSON");
-  app.add_option("--cni-state-dir", o.state_dir,
-                 "the rdmanet CNI's state directory (default /var/lib/cni/rdmanet)")
-      ->type_name("DIR")
-      ->check(cli::nonEmpty());
-  app.add_option("--sysfs-root", o.sysfs_root,
-                 "directory that plays \"/\" for sysfs reads (default /)")
-      ->type_name("DIR")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--cni-state-dir", o.state_dir,
+                  "the rdmanet CNI's state directory (default /var/lib/cni/rdmanet)", "DIR");
+  cli::textOption(app, "--sysfs-root", o.sysfs_root,
+                  "directory that plays \"/\" for sysfs reads (default /)", "DIR");
 }
 
 }  // namespace

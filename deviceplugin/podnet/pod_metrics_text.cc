@@ -30,6 +30,19 @@ std::string joinPods(const std::vector<std::string>& pods) {
   return s;
 }
 
+// The labels every per-device pod series starts with (the RDMA counters, the VF's and the pod
+// interface's traffic): alike, so that a rule can set one family against another per pod and
+// interface.
+std::array<PrometheusText::Label, 6> deviceLabels(const DeviceReading& r) {
+  const auto& a = r.dev.att;
+  return {{{"namespace", a.pod_namespace},
+           {"pod", a.pod_name},
+           {"interface", a.ifname},
+           {"device", a.pci},
+           {"rdma_device", r.dev.rdma_device},
+           {"mode", a.mode}}};
+}
+
 void rdmaCounters(const PodSnapshot& snap, PrometheusText& out) {
   // Bucketed in one pass, so each family's samples are written together (the format wants
   // that) without a pass over every counter per family.
@@ -53,18 +66,8 @@ void rdmaCounters(const PodSnapshot& snap, PrometheusText& out) {
   }
   auto write = [&](std::string_view name, const std::vector<CounterSample>& samples) {
     for (const auto& s : samples) {
-      const auto& a = s.r->dev.att;
       const std::string port = std::to_string(s.port);
-      out.sample(name,
-                 {{"namespace", a.pod_namespace},
-                  {"pod", a.pod_name},
-                  {"interface", a.ifname},
-                  {"device", a.pci},
-                  {"rdma_device", s.r->dev.rdma_device},
-                  {"mode", a.mode},
-                  {"port", port},
-                  {"counter", *s.raw}},
-                 s.value);
+      out.sample(name, deviceLabels(*s.r), {{"port", port}, {"counter", *s.raw}}, s.value);
     }
   };
   for (std::string_view m : kCommonMetrics) {
@@ -93,15 +96,7 @@ void trafficCounters(const PodSnapshot& snap, PrometheusText& out,
     out.family(f.name, "counter", f.help);
     for (const auto& r : snap.devices) {
       if (!(r.*reading)) continue;
-      const auto& a = r.dev.att;
-      out.sample(f.name,
-                 {{"namespace", a.pod_namespace},
-                  {"pod", a.pod_name},
-                  {"interface", a.ifname},
-                  {"device", a.pci},
-                  {"rdma_device", r.dev.rdma_device},
-                  {"mode", a.mode}},
-                 (*(r.*reading)).*f.member);
+      out.sample(f.name, deviceLabels(r), {}, (*(r.*reading)).*f.member);
     }
   }
 }

@@ -72,17 +72,24 @@ devicePlugin:
   cdi: {dir: "$cdi_dir"}
 YAML
 }
+# Every node's one pool, "vf" (the networks below name it): the VFs SELECTOR picks, lossless on
+# priority 3 (DSCP 26). The caller may add keys to its entry on the lines that follow.
+vf_pool() {
+  cat <<YAML
+pools:
+  - resourceName: vf
+    mode: vf
+    selectors:
+      - $1
+    lossless: {priority: 3, dscp: 26}
+YAML
+}
 if (($(vm_nodes))); then
   cat >"$state_dir/rdmanet-values.yaml" <<YAML
 $(node_values)
 # The VM nodes' igb (82576) VFs. They have no RDMA device of their own: Soft-RoCE goes on top
 # of a pod's VF (hack/vm/roce_pods.sh's arrangement).
-pools:
-  - resourceName: vf
-    mode: vf
-    selectors:
-      - {vendors: ["8086"], devices: ["10ca"], drivers: [igbvf]}
-    lossless: {priority: 3, dscp: 26}
+$(vf_pool '{vendors: ["8086"], devices: ["10ca"], drivers: [igbvf]}')
 # One network per node, on 20 addresses of 192.168.100.0/24 of its own: host-local keeps its
 # leases per node, so two nodes sharing one range would hand out the same address (whereabouts
 # is not installed here).
@@ -113,12 +120,7 @@ cat >"$state_dir/rdmanet-values.yaml" <<YAML
 $(node_values)
 # The simulated node's NICs (hack/topologies/default.json, netdevs prefixed "rc"): its
 # ConnectX-class VFs, whichever PF.
-pools:
-  - resourceName: vf
-    mode: vf
-    selectors:
-      - {vendors: ["15b3"], devices: ["101e"], drivers: [mlx5_core], isRdma: true}
-    lossless: {priority: 3, dscp: 26}
+$(vf_pool '{vendors: ["15b3"], devices: ["101e"], drivers: [mlx5_core], isRdma: true}')
     preferredAllocation: gpu-near
 # host-device: the simulated VFs are veths, which report no VFs over netlink (sriov mode needs
 # the VM's igb), and this kernel has no VLAN devices, so no vlan and no lossless priority.

@@ -37,9 +37,7 @@ void defineFlags(CLI::App& app, ProbeOptions& o) {
   app.add_option("ADDR", o.peer, "client: the probe server's address")->type_name("");
   app.add_flag("--listen", o.listen, "serve probes, one client at a time until killed");
   app.add_flag("--once", o.once, "with --listen: serve one client, then exit 0");
-  app.add_option("--bind", o.bind, "client: source address; server: listen address")
-      ->type_name("ADDR")
-      ->check(cli::nonEmpty());
+  cli::textOption(app, "--bind", o.bind, "client: source address; server: listen address", "ADDR");
   app.add_option("--port", o.port, "the rdma_cm service port (default 18515)")
       ->type_name("P")
       ->check(cli::intIn(1, 65535));

@@ -15,6 +15,17 @@ Error cmError(int err, const std::string& what) {
   return errnoError(ErrorCode::kRdmaFailure, err ? err : EIO, what);
 }
 
+// Posts `wr` (its id, opcode and any remote address set by the caller) on `qp` with the one
+// scatter entry `sge`, signaled, so that its completion shows in poll().
+Status postSignaled(ibv_qp* qp, ibv_send_wr wr, ibv_sge sge) {
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad = nullptr;
+  if (int rc = ibv_post_send(qp, &wr, &bad); rc != 0) return cmError(rc, "ibv_post_send");
+  return okStatus();
+}
+
 }  // namespace
 
 void IdDeleter::operator()(rdma_cm_id* id) const {
@@ -127,13 +138,8 @@ Status Endpoint::postSend(uint64_t wr_id) {
   ibv_sge sge{.addr = reinterpret_cast<uintptr_t>(buf_.data()), .length = kMsg, .lkey = mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
   wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return cmError(rc, "ibv_post_send");
-  return okStatus();
+  return postSignaled(id_->qp, wr, sge);
 }
 
 Status Endpoint::postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey) {
@@ -142,15 +148,10 @@ Status Endpoint::postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey) 
               .lkey = mr_->lkey};
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
   wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
-  ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(id_->qp, &wr, &bad); rc != 0) return cmError(rc, "ibv_post_send");
-  return okStatus();
+  return postSignaled(id_->qp, wr, sge);
 }
 
 Result<std::vector<ibv_wc>> Endpoint::poll(std::chrono::steady_clock::time_point deadline) {
