@@ -63,7 +63,8 @@ int main() {
     return 1;
   }
   SetnsRunner runner;
-  ExecIpam ipam(node->ipam_timeout);
+  const SteadyClock clock;
+  ExecIpam ipam(clock, node->ipam_timeout);
   PluginDeps deps{.host = **host,
                   .runner = runner,
                   .ipam = ipam,
@@ -71,7 +72,8 @@ int main() {
                   .store = StateStore(state_dir),
                   .log = log,
                   .node = *node,
-                  .boot_id_file = envOr("RDMANET_BOOT_ID_FILE", "/proc/sys/kernel/random/boot_id")};
+                  .boot_id_file = envOr("RDMANET_BOOT_ID_FILE", "/proc/sys/kernel/random/boot_id"),
+                  .clock = clock};
   const Invocation out = runCni(deps, getEnv, input);
   std::fwrite(out.stdout_data.data(), 1, out.stdout_data.size(), stdout);
   std::fflush(stdout);

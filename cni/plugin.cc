@@ -59,8 +59,8 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
   const std::string key =
       deviceLockKey(dev.mode, dev.pci ? dev.pci->str() : std::string(), dev.netdev);
   if (!key.empty()) {
-    RDMANET_ASSIGN_OR_RETURN(lock,
-                             DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout));
+    RDMANET_ASSIGN_OR_RETURN(
+        lock, DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout, deps_.clock));
   }
   RDMANET_ASSIGN_OR_RETURN(auto existing, deps_.store.load(env.container_id, env.ifname));
   if (existing) {

@@ -55,8 +55,8 @@ Status Plugin::release(const CniEnv& env, const AttachmentState& st, const std::
   DeviceLock lock;
   const std::string key = deviceLockKey(st.mode, st.pci, st.host_ifname);
   if (!key.empty()) {
-    RDMANET_ASSIGN_OR_RETURN(lock,
-                             DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout));
+    RDMANET_ASSIGN_OR_RETURN(
+        lock, DeviceLock::acquire(deps_.store.lockPath(key), deps_.lock_timeout, deps_.clock));
   }
   // A stale record (an earlier boot; the device given to another attachment since) releases
   // its lease and its files, and leaves the device, its knobs and its pod info to their owner.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "deviceplugin/grpc_deadline.h"
 #include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
@@ -77,7 +78,7 @@ Result<std::unique_ptr<grpc::Server>> startUnixServer(
 
 void stopUnixServer(std::unique_ptr<grpc::Server>& server, const fs::path& socket) {
   if (!server) return;
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  server->Shutdown(grpcSpan(std::chrono::milliseconds(200)));
   server->Wait();
   server.reset();
   std::error_code ec;

@@ -3,6 +3,8 @@
 #include <system_error>
 #include <utility>
 
+#include "deviceplugin/grpc_deadline.h"
+
 namespace rdmanet::dp {
 
 Result<std::shared_ptr<grpc::Channel>> kubeletChannel(const std::filesystem::path& socket,
@@ -15,7 +17,7 @@ Result<std::shared_ptr<grpc::Channel>> kubeletChannel(const std::filesystem::pat
 }
 
 void setDeadlineIn(grpc::ClientContext& ctx, std::chrono::milliseconds timeout) {
-  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
+  ctx.set_deadline(grpcSpan(timeout));
 }
 
 bool kubeletUnreachable(const grpc::Status& st) {

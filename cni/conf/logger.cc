@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include "common/base/clock.h"
 #include "common/base/fd.h"
 #include "common/os/confined_path.h"
 
@@ -63,7 +64,7 @@ void Logger::log(LogLevel level, std::string_view msg) {
   // UTC from std::chrono's calendar arithmetic: gmtime_r(3) and strftime(3) load
   // /etc/localtime on first use (6 syscalls per exec) for a zone we never print.
   using namespace std::chrono;
-  const auto now = floor<seconds>(system_clock::now());
+  const auto now = floor<seconds>(wallNow());
   const auto day = floor<days>(now);
   const year_month_day ymd{day};
   const hh_mm_ss hms{now - day};

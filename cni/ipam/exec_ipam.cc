@@ -16,6 +16,7 @@
 #include "cni/conf/limits.h"
 #include "cni/conf/netconf.h"
 #include "cni/ipam/ipam.h"
+#include "common/base/deadline.h"
 #include "common/base/fd.h"
 
 extern char** environ;
@@ -107,7 +108,7 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
 
   // Set here too: the child may not have run its setpgid yet when we kill the group.
   (void)::setpgid(pid, pid);
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const Deadline deadline = Deadline::in(timeout_, clock_);
   bool expired = false;
 
   ExecOutput result;
@@ -120,8 +121,7 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
     int n = 0;
     fds[n++] = {out.read.get(), POLLIN, 0};
     if (in.write.get() >= 0) fds[n++] = {in.write.get(), POLLOUT, 0};
-    const auto left =
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = deadline.left(timeout_, clock_);
     if (left.count() <= 0) {
       expired = true;
       break;
@@ -157,8 +157,7 @@ Result<ExecOutput> ExecIpam::exec(const ExecRequest& req) {
   if (!expired) {
     Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     while (exited.get() >= 0) {
-      const auto left =
-          std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left = deadline.left(timeout_, clock_);
       if (left.count() <= 0) {
         expired = true;
         break;

@@ -17,6 +17,7 @@
 #include "cni/conf/env.h"
 #include "cni/conf/result_types.h"
 #include "cni/state/state_store.h"
+#include "common/base/clock.h"
 #include "common/base/result.h"
 
 namespace rdmanet::cni {
@@ -45,14 +46,17 @@ class IpamExecutor {
 // The real executor: fork + execve, stdin/stdout over pipes, stderr inherited. A delegate gets
 // `timeout` to finish (ADD holds the device lock meanwhile): past it, its process group (the
 // delegate and whatever it started) is killed with SIGKILL and reaped, and exec() returns error
-// 11 (try again later) naming the delegate and the timeout.
+// 11 (try again later) naming the delegate and the timeout. The timeout is measured on `clock`,
+// which must outlive the executor.
 class ExecIpam : public IpamExecutor {
  public:
-  explicit ExecIpam(std::chrono::milliseconds timeout = std::chrono::seconds(60))
-      : timeout_(timeout) {}
+  explicit ExecIpam(const Clock& clock,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(60))
+      : clock_(clock), timeout_(timeout) {}
   Result<ExecOutput> exec(const ExecRequest& req) override;
 
  private:
+  const Clock& clock_;
   std::chrono::milliseconds timeout_;
 };
 

@@ -29,8 +29,8 @@ Result<int> acquireSharedVlan(PluginDeps& deps, const SharedVlanSpec& spec) {
   const std::string name = sharedVlanName(spec.master, spec.vlan);
   RDMANET_RETURN_IF_ERROR(deps.store.ensure());
   RDMANET_ASSIGN_OR_RETURN(
-      auto lock,
-      DeviceLock::acquire(deps.store.lockPath(lockName("vlan", name)), deps.lock_timeout));
+      auto lock, DeviceLock::acquire(deps.store.lockPath(lockName("vlan", name)), deps.lock_timeout,
+                                     deps.clock));
   RDMANET_ASSIGN_OR_RETURN(auto doc_opt, deps.store.readDoc(docPath(name)));
   json doc = doc_opt.value_or(json{{"users", json::array()}, {"created", false}});
   RDMANET_ASSIGN_OR_RETURN(const LinkInfo master, deps.host.linkByName(spec.master));
@@ -84,8 +84,8 @@ Status releaseSharedVlan(PluginDeps& deps, const std::string& link, const std::s
   if (link.empty()) return okStatus();
   RDMANET_RETURN_IF_ERROR(deps.store.ensure());
   RDMANET_ASSIGN_OR_RETURN(
-      auto lock,
-      DeviceLock::acquire(deps.store.lockPath(lockName("vlan", link)), deps.lock_timeout));
+      auto lock, DeviceLock::acquire(deps.store.lockPath(lockName("vlan", link)), deps.lock_timeout,
+                                     deps.clock));
   RDMANET_ASSIGN_OR_RETURN(auto doc_opt, deps.store.readDoc(docPath(link)));
   if (!doc_opt) return okStatus();
   json doc = *doc_opt;

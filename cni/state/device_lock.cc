@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <thread>
 #include <utility>
 
+#include "common/base/deadline.h"
 #include "common/os/held_file.h"
 
 namespace rdmanet::cni {
@@ -32,20 +32,20 @@ void DeviceLock::release() {
 }
 
 Result<DeviceLock> DeviceLock::acquire(const std::filesystem::path& path,
-                                       std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+                                       std::chrono::milliseconds timeout, const Clock& clock) {
+  const Deadline deadline = Deadline::in(timeout, clock);
   auto pause = std::chrono::milliseconds(1);
   for (;;) {
     auto h = holdFile(path, HoldMode::kCreateTry);
     if (!h.ok()) return h.error().context("device lock");
     if (h->held()) return DeviceLock(std::move(h->fd), path);
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (deadline.passed(clock)) {
       return makeError(
           ErrorCode::kTryAgainLater,
           fmt::format("device busy: {} is held by another CNI operation", path.filename().string()),
           fmt::format("waited {} ms; try again later", timeout.count()));
     }
-    std::this_thread::sleep_for(pause);
+    clock.sleepFor(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(20));
   }
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <string>
 
+#include "common/base/clock.h"
 #include "common/base/fd.h"
 #include "common/base/result.h"
 
@@ -25,9 +26,10 @@ class DeviceLock {
   DeviceLock& operator=(const DeviceLock&) = delete;
   ~DeviceLock();
 
-  // Polls for the lock until `timeout`. Error 11 on timeout, 5 if the file cannot be opened.
+  // Polls for the lock until `timeout` on `clock` (a flock has no wait with a time-out). Error 11
+  // on timeout, 5 if the file cannot be opened.
   static Result<DeviceLock> acquire(const std::filesystem::path& path,
-                                    std::chrono::milliseconds timeout);
+                                    std::chrono::milliseconds timeout, const Clock& clock);
   bool held() const { return fd_.get() >= 0; }
 
  private:

@@ -3,8 +3,8 @@
 // RPC (kubelet's gRPC deadline) through every blocking step under it, so that no step outlives
 // the caller. No deadline means no bound but the callee's own time-outs.
 //
-// A Deadline is a time point of Clock (steady_clock's epoch): code that has the injected clock
-// measures it on that clock (a FakeClock in tests); the overloads without one read real time.
+// A Deadline is a time point of the injected Clock and is only ever measured on it (a FakeClock in
+// tests). At the gRPC boundary it becomes gRPC's own time span (deviceplugin/grpc_deadline.h).
 
 #include <algorithm>
 #include <chrono>
@@ -25,13 +25,6 @@ struct Deadline {
     if (!at) return cap;
     const auto rest = std::chrono::ceil<std::chrono::milliseconds>(*at - clock.now());
     return std::clamp(rest, std::chrono::milliseconds(0), cap);
-  }
-
-  // The same on real time.
-  static Deadline in(Clock::duration d) { return in(d, SteadyClock()); }
-  bool passed() const { return passed(SteadyClock()); }
-  std::chrono::milliseconds left(std::chrono::milliseconds cap) const {
-    return left(cap, SteadyClock());
   }
 };
 

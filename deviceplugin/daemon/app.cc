@@ -114,14 +114,15 @@ PodScrape openPodScrape(const Flags& flags) {
 // The probes are answered on the server's thread at once; /metrics is rendered on its own,
 // shared by the scrapes that come together, and capped (http_server.h). Null with
 // --metrics-addr "" or off.
-Result<std::unique_ptr<HttpServer>> startHttp(const Flags& flags, HttpServer::Handler handler) {
+Result<std::unique_ptr<HttpServer>> startHttp(const Flags& flags, const Clock& clock,
+                                              HttpServer::Handler handler) {
   if (flags.metrics_addr.empty() || flags.metrics_addr == "off") {
     return std::unique_ptr<HttpServer>();
   }
   HttpLimits limits = kHttpLimits;
   limits.render_max_age = flags.metrics_max_age;
-  RDMANET_ASSIGN_OR_RETURN(
-      auto http, HttpServer::start(flags.metrics_addr, std::move(handler), {"/metrics"}, limits));
+  RDMANET_ASSIGN_OR_RETURN(auto http, HttpServer::start(flags.metrics_addr, std::move(handler),
+                                                        {"/metrics"}, limits, &clock));
   logger(Component::kMetrics)->info("metrics listening on port {}", http->port());
   return http;
 }
@@ -147,7 +148,7 @@ int serve(const Flags& flags, PluginConfig config) {
          if (doctor) doctor->release();
        }});
   const PodScrape pods = openPodScrape(flags);
-  auto http = startHttp(flags, [&](const std::string& path) {
+  auto http = startHttp(flags, clock, [&](const std::string& path) {
     return probeResponse(
         path,
         {.metrics = metrics,

@@ -147,7 +147,7 @@ void Daemon::runOnce(std::chrono::milliseconds max_wait) {
   int n = ::poll(fds.data(), fds.size(), timeout);
   if (n < 0 && errno != EINTR) {
     logger(Component::kServer)->error("poll: {}", strerror(errno));
-    ::usleep(100000);
+    deps_.clock->sleepFor(std::chrono::milliseconds(100));  // not to spin on a poll that fails
   }
   beat();
   for (size_t i = 0; i < fds.size(); ++i) {
@@ -283,25 +283,23 @@ void Daemon::runTimers(TimePoint now) {
 }
 
 void Daemon::rescan() {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = deps_.clock->now();
   core_.rescan();
   logger(Component::kDiscovery)
       ->debug("scanned {} NIC functions ({} with their netdev in a pod), {} GPUs in {} ms",
               core_.inventory().nics.size(), core_.movedCount(), core_.inventory().gpus.size(),
-              std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::steady_clock::now() - start)
+              std::chrono::duration_cast<std::chrono::milliseconds>(deps_.clock->now() - start)
                   .count());
 }
 
 void Daemon::resync() {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = deps_.clock->now();
   std::string why;
   const bool changed = core_.resync(&why);
   logger(Component::kDiscovery)
       ->debug("resync of {} NIC functions: {} in {} ms", core_.inventory().nics.size(),
               changed ? why : std::string("unchanged"),
-              std::chrono::duration_cast<std::chrono::milliseconds>(
-                  std::chrono::steady_clock::now() - start)
+              std::chrono::duration_cast<std::chrono::milliseconds>(deps_.clock->now() - start)
                   .count());
   if (changed) publish();
 }

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <optional>
 
+#include "common/base/clock.h"
 #include "common/base/sysfs.h"
 #include "common/rdma/ibv_verbs.h"
 #include "deviceplugin/doctor/render.h"
@@ -47,22 +48,20 @@ class DoctorRunner::Job {
     }
     if (!set_up_) setUp();
     if (quit) return std::nullopt;
-    const auto started = std::chrono::steady_clock::now();
+    const auto started = clock_.now();
     const auto cpu_started = threadCpuTime();
-    doctor::DoctorReport report =
-        doctor::runDoctor({.sysfs = sysfs_,
-                           .netlink = netlink_.get(),
-                           .verbs = verbs_.get(),
-                           .pause = pause_.get(),
-                           .options = opts_.doctor,
-                           .baseline = previous_ ? &*previous_ : nullptr,
-                           .now_unix = static_cast<int64_t>(std::time(nullptr)),
-                           .cancel = &quit});
+    doctor::DoctorReport report = doctor::runDoctor({.sysfs = sysfs_,
+                                                     .netlink = netlink_.get(),
+                                                     .verbs = verbs_.get(),
+                                                     .pause = pause_.get(),
+                                                     .options = opts_.doctor,
+                                                     .baseline = previous_ ? &*previous_ : nullptr,
+                                                     .now_unix = wallSeconds(),
+                                                     .cancel = &quit});
     // An incomplete report is not for /metrics; and an abandoned thread reads no clock.
     if (quit) return std::nullopt;
     std::string text = doctor::renderPrometheus(report);
-    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::steady_clock::now() - started);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now() - started);
     // Info only when the node's overall verdict changes: a steady state logs nothing.
     const doctor::Verdict worst = report.worst();
     auto log = logger(Component::kDoctor);
@@ -143,7 +142,8 @@ Clock::time_point firstRun(const DoctorRunnerOptions& opts, const Clock& clock) 
 }  // namespace
 
 DoctorRunner::DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink, const Clock& clock)
-    : state_([&opts] {
+    : clock_(clock),
+      state_([&opts] {
         // Set before the thread starts: holding() is true from the start when there is a hold.
         auto st = std::make_shared<State>();
         st->holding = opts.hold.count() > 0;
@@ -160,7 +160,7 @@ DoctorRunner::DoctorRunner(DoctorRunnerOptions opts, NetlinkFactory netlink, con
 
 void DoctorRunner::requestStop() {
   if (stop_requested_) return;
-  stop_requested_ = std::chrono::steady_clock::now();
+  stop_requested_ = clock_.now();
   worker_.requestStop();  // also the run's cancel flag
   // Back from SCHED_IDLE: on a busy node the run would otherwise get no CPU to notice the cancel.
   sched_param normal{};
@@ -170,7 +170,7 @@ void DoctorRunner::requestStop() {
 DoctorRunner::~DoctorRunner() {
   requestStop();
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      *stop_requested_ + kStopGrace - std::chrono::steady_clock::now());
+      *stop_requested_ + kStopGrace - clock_.now());
   if (worker_.join(std::max(left, std::chrono::milliseconds(0)))) return;
   logger(Component::kDoctor)
       ->warn("the doctor run in progress did not stop within {} ms: abandoning it",

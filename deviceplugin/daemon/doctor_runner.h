@@ -93,9 +93,10 @@ class DoctorRunner {
   };
   class Job;  // the runs themselves, on the worker's thread (doctor_runner.cc)
 
+  const Clock& clock_;
   std::shared_ptr<State> state_;
-  std::optional<std::chrono::steady_clock::time_point> stop_requested_;  // owner's thread only
-  Worker worker_;  // last: starts after every other member exists
+  std::optional<Clock::time_point> stop_requested_;  // owner's thread only
+  Worker worker_;                                    // last: starts after every other member exists
 };
 
 }  // namespace rdmanet::dp

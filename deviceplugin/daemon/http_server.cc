@@ -24,7 +24,7 @@ namespace rdmanet::dp {
 
 namespace {
 
-using SteadyTime = std::chrono::steady_clock::time_point;
+using SteadyTime = Clock::time_point;
 
 // A reply as sent: shared by every connection that sends it (a render's, by all its scrapers).
 struct Reply {
@@ -75,8 +75,12 @@ struct Rendered {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(Handler h, std::set<std::string> slow, const HttpLimits& l, Fd listener, int p)
-      : handler(std::move(h)),
+  const SteadyClock real_clock{};  // `clock` when start() was given none
+  const Clock& clock;
+  Impl(Handler h, std::set<std::string> slow, const HttpLimits& l, Fd listener, int p,
+       const Clock* c)
+      : clock(c != nullptr ? *c : real_clock),
+        handler(std::move(h)),
         slow_paths(std::move(slow)),
         limits(l),
         listen_fd(std::move(listener)),
@@ -121,17 +125,17 @@ struct HttpServer::Impl {
   std::mutex mu;
   std::vector<std::string> to_render;  // guarded by mu
   std::vector<Rendered> rendered;      // guarded by mu
-  SteadyClock clock;
   Worker renderer;  // last but the loop: its thread may start on the members above at once
 };
 
 Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& addr, Handler handler,
                                                       std::set<std::string> slow_paths,
-                                                      const HttpLimits& limits) {
+                                                      const HttpLimits& limits,
+                                                      const Clock* clock) {
   int port = 0;
   RDMANET_ASSIGN_OR_RETURN(Fd listener, listenOn(addr, limits.max_connections, &port));
   auto impl = std::make_unique<Impl>(std::move(handler), std::move(slow_paths), limits,
-                                     std::move(listener), port);
+                                     std::move(listener), port, clock);
   if (impl->wake_fd.get() < 0) return makeError(ErrorCode::kIoFailure, "eventfd failed");
   Impl* raw = impl.get();
   impl->loop = std::thread([raw] { raw->run(); });
@@ -158,7 +162,7 @@ std::optional<Clock::time_point> HttpServer::Impl::renderPending(const std::atom
       path = std::move(to_render.back());
       to_render.pop_back();
     }
-    const SteadyTime started = std::chrono::steady_clock::now();
+    const SteadyTime started = clock.now();
     HttpResponse r;
     try {
       r = handler(path);
@@ -180,7 +184,7 @@ void HttpServer::Impl::run() {
   std::vector<pollfd> fds;
   std::vector<std::list<Conn>::iterator> at;  // the connection of fds[i + 2]
   while (!stop) {
-    auto now = std::chrono::steady_clock::now();
+    auto now = clock.now();
     // Deadlines first: what is past its own is closed before anything else is looked at.
     SteadyTime next = SteadyTime::max();
     for (auto it = conns.begin(); it != conns.end();) {
@@ -224,7 +228,7 @@ void HttpServer::Impl::run() {
       logger(Component::kMetrics)->error("http: poll failed: {}", errno);
       return;
     }
-    now = std::chrono::steady_clock::now();
+    now = clock.now();
     if (fds[1].revents != 0) {
       uint64_t n = 0;
       (void)!::read(wake_fd.get(), &n, sizeof(n));

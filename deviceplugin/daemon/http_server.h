@@ -37,6 +37,7 @@
 #include <set>
 #include <string>
 
+#include "common/base/clock.h"
 #include "common/base/result.h"
 
 namespace rdmanet::dp {
@@ -68,9 +69,12 @@ class HttpServer {
   // "[v6]:PORT". `slow_paths` are rendered on the render thread, shared and capped (above).
   // Error 7 for a bad address (the message names --metrics-addr), 5 when it cannot listen (port
   // taken, no permission).
+  // The time-outs and the render age are measured on `clock` (real time when null), which must
+  // outlive the server.
   static Result<std::unique_ptr<HttpServer>> start(const std::string& addr, Handler handler,
                                                    std::set<std::string> slow_paths = {},
-                                                   const HttpLimits& limits = kHttpLimits);
+                                                   const HttpLimits& limits = kHttpLimits,
+                                                   const Clock* clock = nullptr);
   // Closes every connection, waits for the render in progress, if any.
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

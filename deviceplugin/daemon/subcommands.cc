@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "common/base/clock.h"
 #include "common/cli/command_line.h"
 #include "deviceplugin/daemon/install_cni.h"
 #include "deviceplugin/doctor/cli.h"
@@ -43,7 +44,7 @@ int runDoctorCommand(const std::vector<std::string>& args) {
   return doctor::runCli(
       args,
       {.netlink = seams.netlink.get(), .verbs = seams.verbs.get(), .pause = seams.pause.get()},
-      static_cast<int64_t>(std::time(nullptr)), std::cout, std::cerr);
+      wallSeconds(), std::cout, std::cerr);
 }
 
 int runInstallCni(std::string_view argv0, const std::filesystem::path& dir) {

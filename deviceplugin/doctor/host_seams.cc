@@ -1,8 +1,8 @@
 #include "deviceplugin/doctor/host_seams.h"
 
 #include <chrono>
-#include <thread>
 
+#include "common/base/clock.h"
 #include "common/net/libnl_netlink.h"
 #include "common/rdma/ibv_verbs.h"
 #include "deviceplugin/podnet/pod_metrics.h"
@@ -38,7 +38,7 @@ PodsCliDeps hostPodsCliDeps(std::ostream* err) {
             });
             return podnet::PodMetrics({.state_dir = state_dir}, seams.deps()).snapshot();
           },
-      .wait = [](int s) { std::this_thread::sleep_for(std::chrono::seconds(s)); }};
+      .wait = [](int s) { SteadyClock().sleepFor(std::chrono::seconds(s)); }};
 }
 
 }  // namespace rdmanet::doctor

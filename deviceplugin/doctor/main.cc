@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
 #include "deviceplugin/doctor/probe/probe.h"
@@ -29,7 +30,7 @@ int main(int argc, char** argv) {
     return rdmanet::doctor::runCli(
         args,
         {.netlink = seams.netlink.get(), .verbs = seams.verbs.get(), .pause = seams.pause.get()},
-        static_cast<int64_t>(std::time(nullptr)), std::cout, std::cerr);
+        rdmanet::wallSeconds(), std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "rdmanet-doctor: " << e.what() << "\n";
     return 2;

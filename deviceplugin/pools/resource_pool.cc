@@ -13,11 +13,13 @@ namespace rdmanet::dp {
 
 namespace fs = std::filesystem;
 
-ResourcePool::ResourcePool(Pool pool, ResourcePoolOptions opts, Metrics* metrics)
+ResourcePool::ResourcePool(Pool pool, ResourcePoolOptions opts, Metrics* metrics,
+                           const Clock& clock)
     : config_(pool.config),
       name_(pool.config.fullName()),
       opts_(std::move(opts)),
       metrics_(metrics),
+      clock_(clock),
       pool_(std::move(pool)),
       published_(pool_.devices, 1) {
   if (metrics_) {
@@ -104,7 +106,7 @@ std::vector<std::string> ResourcePool::preferred(const std::vector<std::string>&
 
 Result<std::vector<ContainerAllocation>> ResourcePool::allocate(
     const std::vector<std::vector<std::string>>& containers) {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = clock_.now();
   std::vector<ContainerAllocation> out;
   std::vector<PoolDevice> missing_info;  // devices whose device-info file went missing
   bool cdi_missing = false;
@@ -155,7 +157,7 @@ Result<std::vector<ContainerAllocation>> ResourcePool::allocate(
     for (size_t i = 0; i < std::max<size_t>(containers.size(), 1); ++i) {
       metrics_->countAllocation(name_, ok);
     }
-    std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    const std::chrono::duration<double> took = clock_.now() - start;
     metrics_->observeAllocateSeconds(name_, took.count());
   }
   if (!ok) return failure;

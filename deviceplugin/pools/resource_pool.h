@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/result.h"
 #include "common/base/versioned_state.h"
 #include "deviceplugin/metrics.h"
@@ -36,8 +37,9 @@ struct PoolSnapshot {
 
 class ResourcePool {
  public:
-  // `metrics` may be null; it must outlive the pool.
-  ResourcePool(Pool pool, ResourcePoolOptions opts, Metrics* metrics);
+  // `metrics` may be null; it and `clock` (which times Allocate for the metrics) must outlive
+  // the pool.
+  ResourcePool(Pool pool, ResourcePoolOptions opts, Metrics* metrics, const Clock& clock);
 
   // Immutable: a pool whose config changes is replaced, not edited.
   const PoolConfig& config() const { return config_; }
@@ -75,6 +77,7 @@ class ResourcePool {
   const std::string name_;
   const ResourcePoolOptions opts_;
   Metrics* const metrics_;
+  const Clock& clock_;
 
   mutable std::mutex mu_;
   Pool pool_;  // guarded by mu_

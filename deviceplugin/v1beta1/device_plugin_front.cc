@@ -184,7 +184,8 @@ void DevicePluginFront::startPool(Pool pool) {
       ->info("{}: {} devices ({} healthy), mode {}, policy {}", name, pool.devices.size(),
              pool.healthyCount(), poolModeName(pool.config.mode),
              policyName(pool.config.preferred_allocation));
-  rt.pool = std::make_shared<ResourcePool>(std::move(pool), opts_.pool, deps_.metrics);
+  rt.pool =
+      std::make_shared<ResourcePool>(std::move(pool), opts_.pool, deps_.metrics, *deps_.clock);
   auto [it, _] = pools_.insert_or_assign(name, std::move(rt));
   restartEndpoint(it->second, name);
 }

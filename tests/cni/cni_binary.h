@@ -31,7 +31,8 @@ struct BinaryRun {
 // one) and the given RDMANET_STATE_DIR. A run past 30 s is killed and fails (a hang is a bug).
 inline BinaryRun runRdmanet(const std::string& command, const std::string& conf,
                             std::map<std::string, std::string> env, const std::string& state_dir) {
-  ExecIpam exec(std::chrono::seconds(30));
+  const SteadyClock clock;  // the binary runs in real time
+  ExecIpam exec(clock, std::chrono::seconds(30));
   ExecRequest req;
   req.type = "rdmanet";
   req.path = {binaryDir(), "/usr/lib/cni"};  // where the rdmanet binary itself is found

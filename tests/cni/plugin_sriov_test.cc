@@ -176,7 +176,7 @@ TEST_F(SriovTest, AKernelWithoutRdmaNetlinkStillAttaches) {
 TEST_F(SriovTest, ABusyDeviceIsTryAgainLater) {
   ASSERT_TRUE(deps_->store.ensure().ok());
   auto held = DeviceLock::acquire(deps_->store.lockPath(lockName("dev", "0000:81:10.0")),
-                                  std::chrono::milliseconds(10));
+                                  std::chrono::milliseconds(10), deps_->clock);
   ASSERT_TRUE(held.ok());
   const World before = world();
   const auto t0 = std::chrono::steady_clock::now();

@@ -109,7 +109,8 @@ TEST_F(StressTest, AThousandSequentialCyclesLeakNothing) {
   auto host = LibnlNetlink::open();
   ASSERT_TRUE(host.ok());
   SetnsRunner runner;
-  ExecIpam ipam;
+  const SteadyClock clock;
+  ExecIpam ipam(clock);
   Logger log;
   log.setLevel(LogLevel::kWarn);
   PluginDeps deps{.host = **host,

@@ -13,6 +13,7 @@
 #include "cni/state/state_store.h"
 #include "common/os/atomic_file.h"
 #include "common/os/held_file.h"
+#include "tests/fakes/stepping_clock.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::cni {
@@ -48,6 +49,7 @@ class TransientFilesTest : public ::testing::Test {
  protected:
   sim::TempDir tmp_{"rdmanet-held"};
   fs::path dir() const { return tmp_.path(); }
+  rdmanet::testing::SteppingClock clock_;  // a busy lock's waits end at once
 };
 
 TEST_F(TransientFilesTest, TheSweepRemovesTempFilesOfDeadWritersOnly) {
@@ -80,12 +82,12 @@ TEST_F(TransientFilesTest, AnAtomicWriteLeavesOnlyItsTargetAndTakesOverADeadWrit
 TEST_F(TransientFilesTest, ALockFileLastsAsLongAsItsHolder) {
   const fs::path p = dir() / "dev-x.lock";
   {
-    auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+    auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10), clock_);
     ASSERT_TRUE(lock.ok());
     EXPECT_TRUE(fs::exists(p));
     EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 0);  // held: kept
     // A second locker waits on it, and gets a fresh lock once the holder is gone.
-    EXPECT_EQ(DeviceLock::acquire(p, std::chrono::milliseconds(20)).error().code,
+    EXPECT_EQ(DeviceLock::acquire(p, std::chrono::milliseconds(20), clock_).error().code,
               ErrorCode::kTryAgainLater);
   }
   EXPECT_FALSE(fs::exists(p));
@@ -101,7 +103,7 @@ TEST_F(TransientFilesTest, ALockerWhoseFileIsSweptUnderItTakesAFreshOne) {
   // The sweep and a new locker race: whichever order, the locker ends up holding the file the
   // path names, and the next sweep leaves it alone.
   EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 1);
-  auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+  auto lock = DeviceLock::acquire(p, std::chrono::milliseconds(10), clock_);
   ASSERT_TRUE(lock.ok());
   EXPECT_EQ(sweepUnheld(dir(), isLockFileName), 0);
   EXPECT_TRUE(fs::exists(p));

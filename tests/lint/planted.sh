@@ -27,3 +27,24 @@ planted_all_caught() {
   ((failed == 0)) || return 1
   echo "$name self-test: $n planted, $n caught; a clean tree passes"
 }
+
+# A scratch git tree for a self-test's plants; prints its path (the caller removes it).
+planted_tree() {
+  local t
+  t=$(mktemp -d)
+  git -C "$t" init -q
+  echo "$t"
+}
+
+#   planted_lint_main NAME CHECK SELF_TEST [--self-test | REPO]
+# A pattern lint's entry point: with --self-test runs SELF_TEST; otherwise CHECK on REPO (this
+# repository when none is given) and prints "NAME: OK".
+planted_lint_main() {
+  local name=$1 check_fn=$2 self_test_fn=$3
+  if [[ ${4:-} == --self-test ]]; then
+    "$self_test_fn"
+    return
+  fi
+  "$check_fn" "${4:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}"
+  echo "$name: OK"
+}

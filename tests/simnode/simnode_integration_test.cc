@@ -10,9 +10,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "common/base/sysfs.h"
+#include "tests/fakes/eventually.h"
 #include "tests/simnode/command.h"
 #include "tests/simnode/manifest.h"
 #include "tests/simnode/temp_dir.h"
@@ -183,13 +183,13 @@ TEST_F(SimnodeIntegrationTest, TwoVfsInTwoNamespacesCanPing) {
   // The kernel tears a deleted namespace down asynchronously (cleanup_net), so the moved end
   // goes away shortly after `down` returns: poll with a deadline.
   std::string left;
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-       std::chrono::steady_clock::now() < until;
-       std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
-    left = runCommand({"ip", "-n", a, "-o", "link", "show"}).out;
-    if (left.find(va) == std::string::npos) break;
-  }
-  EXPECT_EQ(left.find(va), std::string::npos) << left;
+  EXPECT_TRUE(rdmanet::testing::eventually(
+      [&] {
+        left = runCommand({"ip", "-n", a, "-o", "link", "show"}).out;
+        return left.find(va) == std::string::npos;
+      },
+      std::chrono::seconds(10), std::chrono::milliseconds(20)))
+      << left;
   (void)runCommand({"ip", "netns", "del", a});
   (void)runCommand({"ip", "netns", "del", b});
 }

@@ -66,7 +66,7 @@ bool pingPong(Endpoint& ep, const ProbeOptions& o, ProbeReport& r) {
   const auto step = milliseconds(o.timeout_ms);
   for (int i = 0; i < o.count; ++i) {
     if (auto s = ep.postRecv(); !s.ok()) return fail(r, "ping", s.error());
-    const auto start = steady_clock::now();
+    const auto start = probe::kProbeClock.now();
     if (auto s = ep.postSend(1); !s.ok()) return fail(r, "ping", s.error());
     bool sent = false, got = false;
     while (!sent || !got) {
@@ -80,7 +80,7 @@ bool pingPong(Endpoint& ep, const ProbeOptions& o, ProbeReport& r) {
         if (wc.opcode == IBV_WC_RECV) got = true;
       }
     }
-    r.rtt_us.push_back(duration<double, std::micro>(steady_clock::now() - start).count());
+    r.rtt_us.push_back(duration<double, std::micro>(probe::kProbeClock.now() - start).count());
   }
   return true;
 }
@@ -94,19 +94,19 @@ bool writeBandwidth(Endpoint& ep, const probe::WriteTarget& t, const ProbeOption
   constexpr int kWindow = 16;
   const int total = std::max(64, o.count / 2);
   int posted = 0, done = 0;
-  const auto start = steady_clock::now();
+  const auto start = probe::kProbeClock.now();
   while (done < total) {
     while (posted < total && posted - done < kWindow) {
       if (auto s = ep.postWrite(2, t.addr, t.rkey); !s.ok()) return fail(r, "write", s.error());
       ++posted;
     }
-    auto wcs = ep.poll(steady_clock::now() + milliseconds(o.timeout_ms));
+    auto wcs = ep.poll(probe::kProbeClock.now() + milliseconds(o.timeout_ms));
     if (!wcs.ok()) {
       return fail(r, "write", wcs.error().context(fmt::format("write {} of {}", done + 1, total)));
     }
     done += static_cast<int>(wcs->size());
   }
-  const double secs = duration<double>(steady_clock::now() - start).count();
+  const double secs = duration<double>(probe::kProbeClock.now() - start).count();
   r.bytes = static_cast<uint64_t>(total) * Endpoint::kWrite;
   r.gbps = secs > 0 ? static_cast<double>(r.bytes) * 8 / secs / 1e9 : 0;
   IbvRdmaVerbs verbs;
@@ -232,7 +232,7 @@ void serve(rdma_event_channel* ch, rdma_cm_id* conn, const ProbeOptions& o, std:
     }
     if (fds[1].revents & POLLIN) {
       (*ep)->ackCompEvent();
-      auto wcs = (*ep)->poll(steady_clock::now());
+      auto wcs = (*ep)->poll(probe::kProbeClock.now());
       if (!wcs.ok() && wcs.error().msg.starts_with("completion error")) {
         log << "probe: " << wcs.error().msg << "\n";
         break;

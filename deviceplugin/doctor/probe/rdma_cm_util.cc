@@ -44,7 +44,7 @@ Result<Channel> makeChannel() {
 }
 
 Result<CmEvent> nextEvent(rdma_event_channel* ch, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = kProbeClock.now() + timeout;
   while (true) {
     rdma_cm_event* ev = nullptr;
     if (rdma_get_cm_event(ch, &ev) == 0) {
@@ -59,8 +59,8 @@ Result<CmEvent> nextEvent(rdma_event_channel* ch, std::chrono::milliseconds time
       return out;
     }
     if (errno != EAGAIN && errno != EWOULDBLOCK) return cmError(errno, "rdma_get_cm_event");
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - kProbeClock.now());
     if (left.count() <= 0) {
       return makeError(ErrorCode::kRdmaFailure,
                        fmt::format("no rdma_cm event within {} ms", timeout.count()));
@@ -154,7 +154,7 @@ Status Endpoint::postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey) 
   return postSignaled(id_->qp, wr, sge);
 }
 
-Result<std::vector<ibv_wc>> Endpoint::poll(std::chrono::steady_clock::time_point deadline) {
+Result<std::vector<ibv_wc>> Endpoint::poll(Clock::time_point deadline) {
   ibv_wc wc[16];
   while (true) {
     const int n = ibv_poll_cq(cq_, 16, wc);
@@ -171,7 +171,7 @@ Result<std::vector<ibv_wc>> Endpoint::poll(std::chrono::steady_clock::time_point
       }
       return std::vector<ibv_wc>(wc, wc + n);
     }
-    if (std::chrono::steady_clock::now() >= deadline) {
+    if (kProbeClock.now() >= deadline) {
       return makeError(ErrorCode::kRdmaFailure, "no completion before the deadline");
     }
   }

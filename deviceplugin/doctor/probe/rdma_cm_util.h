@@ -11,9 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/result.h"
 
 namespace rdmanet::doctor::probe {
+
+// The probe's clock is the real one: the round trips and the bandwidth it reports are real
+// elapsed time on a real link, which a fake clock could not measure.
+inline const SteadyClock kProbeClock{};
 
 struct ChannelDeleter {
   void operator()(rdma_event_channel* c) const { rdma_destroy_event_channel(c); }
@@ -60,7 +65,7 @@ class Endpoint {
   // Busy-polls up to `max` completions until at least one arrives or the deadline passes
   // (error 103 "timed out"); a completion with an error status is returned as an error naming
   // ibv_wc_status_str.
-  Result<std::vector<ibv_wc>> poll(std::chrono::steady_clock::time_point deadline);
+  Result<std::vector<ibv_wc>> poll(Clock::time_point deadline);
   int compFd() const { return comp_->fd; }
   // After compFd() was readable: takes the event and re-arms notification.
   void ackCompEvent();

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/base/clock.h"
 #include "deviceplugin/dra/apiserver/api_paths.h"
 #include "deviceplugin/logging.h"
 
@@ -55,7 +56,7 @@ void KubeEventRecorder::count(std::string_view result) {
 void KubeEventRecorder::warning(const EventObject& about, const std::string& reason,
                                 const std::string& message) {
   const auto now = clock_.now();
-  const auto wall = std::chrono::system_clock::now();
+  const auto wall = wallNow();
   std::unique_lock lk(mu_);
   // Forget what has not happened for two windows (the failure stopped): the map holds only the
   // Events of the last two. One window would lose the repeats folded late in it whenever the

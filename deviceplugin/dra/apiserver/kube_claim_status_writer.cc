@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/base/clock.h"
 #include "common/kube/api_error.h"
 #include "deviceplugin/dra/apiserver/api_paths.h"
 #include "deviceplugin/dra/apiserver/device_status.h"
@@ -14,7 +15,7 @@ namespace rdmanet::dp {
 using nlohmann::json;
 
 std::string KubeClaimStatusWriter::systemNow() {
-  const auto now = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+  const auto now = std::chrono::floor<std::chrono::seconds>(wallNow());
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", now);
 }
 

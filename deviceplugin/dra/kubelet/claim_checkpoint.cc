@@ -10,6 +10,7 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "common/base/clock.h"
 #include "common/json/json_access.h"
 #include "common/json/json_dump.h"
 #include "common/os/atomic_file.h"
@@ -108,7 +109,7 @@ Result<bool> ClaimCheckpoint::loadBackup() {
 }
 
 Result<fs::path> ClaimCheckpoint::moveAside(const fs::path& path) {
-  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  const auto now = std::chrono::system_clock::to_time_t(wallNow());
   std::tm utc{};
   ::gmtime_r(&now, &utc);
   fs::path to = fmt::format("{}.corrupt-{:04}{:02}{:02}T{:02}{:02}{:02}Z-{}", path.string(),

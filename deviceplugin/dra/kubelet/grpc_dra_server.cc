@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
 
+#include "deviceplugin/grpc_deadline.h"
 #include "deviceplugin/grpc_unix_server.h"
 #include "deviceplugin/logging.h"
 #include "proto/kubelet/dra-health/v1/api.grpc.pb.h"
@@ -24,27 +25,18 @@ ClaimRef refOf(const dra::Claim& c) {
   return {.ns = c.namespace_(), .uid = c.uid(), .name = c.name()};
 }
 
-// The call's deadline on our monotonic clock (gRPC gives it in wall-clock time); none when the
-// caller set none (gRPC then reports the far future).
-Deadline deadlineOf(const grpc::ServerContext& ctx) {
-  const auto wall = ctx.deadline();
-  const auto now = std::chrono::system_clock::now();
-  if (wall - now > std::chrono::hours(24)) return {};
-  return {std::chrono::steady_clock::now() +
-          std::chrono::duration_cast<std::chrono::steady_clock::duration>(wall - now)};
-}
-
 class DraPluginService final : public dra::DRAPlugin::Service {
  public:
-  explicit DraPluginService(ReportedPreparer& preparer)
-      : preparer_(preparer), log_(logger(Component::kServer)) {}
+  // Kubelet's deadlines are measured on `clock`.
+  DraPluginService(ReportedPreparer& preparer, const Clock& clock)
+      : preparer_(preparer), clock_(clock), log_(logger(Component::kServer)) {}
 
   // Every claim gets an entry: an error in its own `error`, never for the whole call.
   grpc::Status NodePrepareResources(grpc::ServerContext* ctx,
                                     const dra::NodePrepareResourcesRequest* req,
                                     dra::NodePrepareResourcesResponse* out) override {
     // Kubelet gives up on the call at its deadline (45 s): no claim may be committed after it.
-    const Deadline deadline = deadlineOf(*ctx);
+    const Deadline deadline = deadlineOf(*ctx, clock_);
     for (const dra::Claim& c : req->claims()) {
       dra::NodePrepareResourceResponse& r = (*out->mutable_claims())[c.uid()];
       auto p = preparer_.prepare(refOf(c), deadline);
@@ -85,6 +77,7 @@ class DraPluginService final : public dra::DRAPlugin::Service {
 
  private:
   ReportedPreparer& preparer_;
+  const Clock& clock_;
   std::shared_ptr<spdlog::logger> log_;
 };
 
@@ -142,9 +135,8 @@ class HealthService final : public health::DRAResourceHealth::Service {
   // The complete list: kubelet treats a device missing from it as Unknown.
   health::NodeWatchResourcesResponse response(const DeviceSnapshot& inv) const {
     health::NodeWatchResourcesResponse out;
-    const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+    const int64_t now =
+        std::chrono::duration_cast<std::chrono::seconds>(wallNow().time_since_epoch()).count();
     for (const NodeDevice& d : inv.devices) {
       health::DeviceHealth* h = out.add_devices();
       h->mutable_device()->set_pool_name(opts_.node);
@@ -169,7 +161,7 @@ class DraServer final : public GrpcServer {
  public:
   DraServer(const DraServerOptions& opts, ReportedPreparer& preparer, const DeviceState& state,
             const Clock& clock)
-      : plugin_(preparer), health_(opts, state, clock, &stopping_) {}
+      : plugin_(preparer, clock), health_(opts, state, clock, &stopping_) {}
   ~DraServer() override { stop(); }
 
   Status start(const fs::path& socket) {

@@ -22,7 +22,9 @@ namespace {
 // a socket): commit only with at least this much left.
 constexpr std::chrono::milliseconds kCommitMargin{100};
 
-bool tooLateToCommit(const Deadline& d) { return d.at && d.left(kCommitMargin) < kCommitMargin; }
+bool tooLateToCommit(const Deadline& d, const Clock& clock) {
+  return d.at && d.left(kCommitMargin, clock) < kCommitMargin;
+}
 
 namespace fs = std::filesystem;
 
@@ -248,7 +250,7 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
                                  "was prepared",
                                  ref.ns, ref.name));
   }
-  if (tooLateToCommit(deadline)) return tooLate(ref, "while the claim was read");
+  if (tooLateToCommit(deadline, *opts_.clock)) return tooLate(ref, "while the claim was read");
   RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
                            renderClaim(ref, results, *state_.current().value, renderOptions()));
   r.prepared.pod_owned = ownedByPod(claim);
@@ -262,7 +264,7 @@ Status ClaimPreparer::commit(RenderedClaim& r, const std::set<std::string>& pods
   // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
   // the start-up sweep find a spec without an entry by its file name).
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
-  if (tooLateToCommit(deadline)) {
+  if (tooLateToCommit(deadline, *opts_.clock)) {
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);
     return tooLate(ref, "while its CDI spec was written");
   }

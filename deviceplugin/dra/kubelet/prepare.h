@@ -48,6 +48,7 @@
 #include <string>
 #include <vector>
 
+#include "common/base/clock.h"
 #include "common/base/result.h"
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
@@ -64,6 +65,8 @@ struct PreparerOptions {
   std::filesystem::path checkpoint{};  // the checkpoint file
   // Where the pod → device records go (pod_devices.h); none when empty.
   std::filesystem::path pod_devices_dir{};
+  // Required, and must outlive the preparer: kubelet's deadline is measured on it.
+  const Clock* clock = nullptr;
 };
 
 class ClaimPreparer {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <fstream>
 #include <thread>
 
@@ -11,6 +12,8 @@
 #include "cni/modes/rollback.h"
 #include "cni/state/device_lock.h"
 #include "cni/state/state_store.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/stepping_clock.h"
 #include "tests/simnode/temp_dir.h"
 
 namespace rdmanet::cni {
@@ -28,6 +31,8 @@ class StateTest : public ::testing::Test {
  protected:
   sim::TempDir tmp_{"rdmanet-state"};
   StateStore store_{tmp_.path() / "var/lib/cni/rdmanet"};
+  // A lock's waits between tries end at once, moving it on (and recording them).
+  rdmanet::testing::SteppingClock clock_;
 };
 
 TEST_F(StateTest, SavesAtomicallyWith0600FilesIn0700Dirs) {
@@ -220,28 +225,36 @@ TEST_F(StateTest, ABusyLockTimesOutWithCode11AndIsFreedWithItsHolder) {
   const fs::path p = store_.lockPath(lockName("dev", "0000:81:10.2"));
   EXPECT_EQ(p.filename(), "dev-0000_81_10.2.lock");
   {
-    auto held = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+    auto held = DeviceLock::acquire(p, std::chrono::milliseconds(10), clock_);
     ASSERT_TRUE(held.ok());
-    const auto t0 = std::chrono::steady_clock::now();
-    auto busy = DeviceLock::acquire(p, std::chrono::milliseconds(150));
+    const auto t0 = clock_.now();
+    auto busy = DeviceLock::acquire(p, std::chrono::milliseconds(150), clock_);
     ASSERT_FALSE(busy.ok());
     EXPECT_EQ(busy.error().code, ErrorCode::kTryAgainLater);
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(150));
+    // It tried for the whole timeout, backing off from 1 ms up to 20 ms between tries.
+    EXPECT_GE(clock_.now() - t0, std::chrono::milliseconds(150));
+    const auto waits = clock_.waits();
+    ASSERT_GE(waits.size(), 6u);
+    EXPECT_EQ(waits.front(), std::chrono::milliseconds(1));
+    EXPECT_EQ(waits.back(), std::chrono::milliseconds(20));
   }
-  EXPECT_TRUE(DeviceLock::acquire(p, std::chrono::milliseconds(10)).ok());
+  EXPECT_TRUE(DeviceLock::acquire(p, std::chrono::milliseconds(10), clock_).ok());
 }
 
 TEST_F(StateTest, AWaiterGetsTheLockWhenTheHolderReleasesIt) {
   ASSERT_TRUE(store_.ensure().ok());
   const fs::path p = store_.lockPath("x");
-  auto held = DeviceLock::acquire(p, std::chrono::milliseconds(10));
+  rdmanet::testing::FakeClock clock;
+  auto held = DeviceLock::acquire(p, std::chrono::milliseconds(10), clock);
   ASSERT_TRUE(held.ok());
-  std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    *held = DeviceLock();
-  });
-  EXPECT_TRUE(DeviceLock::acquire(p, std::chrono::seconds(3)).ok());
-  t.join();
+  std::atomic<bool> got{false};
+  std::thread waiter([&] { got = DeviceLock::acquire(p, std::chrono::seconds(3), clock).ok(); });
+  // The waiter found the lock held and pauses on the clock before its next try.
+  ASSERT_TRUE(clock.waitIdle());
+  *held = DeviceLock();
+  clock.advance(std::chrono::milliseconds(20));
+  waiter.join();
+  EXPECT_TRUE(got);
 }
 
 TEST(RollbackTest, RunsUndoStepsNewestFirstUnlessDismissed) {
@@ -302,7 +315,8 @@ class ExecIpamTest : public ::testing::Test {
     return e;
   }
   sim::TempDir tmp_{"rdmanet-exec"};
-  ExecIpam exec_;
+  const SteadyClock clock_;  // real delegate processes
+  ExecIpam exec_{clock_};
 };
 
 TEST_F(ExecIpamTest, PassesEnvAndStdinAndReadsStdout) {

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/kube/api_error.h"
+#include "tests/fakes/eventually.h"
 #include "tests/fakes/fake_apiserver.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/stepping_clock.h"
@@ -338,11 +339,8 @@ TEST_F(ClientTest, AStalledRequestDoesNotHoldUpAnotherOnTheSameClient) {
   server_.hang("GET", "/api/v1/nodes/slow", 5000, 4);
   auto slow = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/slow"); });
   // Wait until the stalled GET reached the server.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (server_.stats()["requests"].value("GET", 0) < 1 &&
-         std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  ASSERT_TRUE(rdmanet::testing::eventually(
+      [&] { return server_.stats()["requests"].value("GET", 0) >= 1; }, std::chrono::seconds(5)));
   const auto t0 = std::chrono::steady_clock::now();
   auto fast = c.get("/api/v1/nodes/fast");
   const auto took = std::chrono::steady_clock::now() - t0;
@@ -355,8 +353,9 @@ TEST_F(ClientTest, AStalledRequestDoesNotHoldUpAnotherOnTheSameClient) {
 TEST_F(ClientTest, ACallEndsByTheCallersDeadline) {
   KubeClient c(server_.config(), {.request_timeout = milliseconds(5000), .retry = {}});
   server_.hang("GET", "/api/v1/nodes/n1", 5000, 4);
+  const SteadyClock real;  // the client's own clock when it is given none
   const auto t0 = std::chrono::steady_clock::now();
-  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(300)));
+  auto r = c.get("/api/v1/nodes/n1", Deadline::in(milliseconds(300), real));
   const auto took = std::chrono::steady_clock::now() - t0;
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(isNoAnswer(r.error())) << r.error().msg;
@@ -418,11 +417,8 @@ TEST_F(ClientTest, CancelEndsACallInFlightAndItsRetriesWithinASecond) {
   server_.fail("GET", "/api/v1/nodes/n2", 503, 4);
   auto stalled = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n1"); });
   auto backing_off = std::async(std::launch::async, [&] { return c.get("/api/v1/nodes/n2"); });
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (server_.stats()["requests"].value("GET", 0) < 2 &&
-         std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(milliseconds(5));
-  }
+  ASSERT_TRUE(rdmanet::testing::eventually(
+      [&] { return server_.stats()["requests"].value("GET", 0) >= 2; }, std::chrono::seconds(5)));
   const auto t0 = std::chrono::steady_clock::now();
   c.cancel();
   auto a = stalled.get();

@@ -29,6 +29,7 @@
 
 #include "proto/api.grpc.pb.h"
 #include "tests/deviceplugin/bench/latency_stats.h"
+#include "tests/fakes/eventually.h"
 
 namespace {
 
@@ -164,9 +165,8 @@ int main(int argc, char** argv) {
         server->Wait();
         _exit(0);
       }
-      for (int i = 0; i < 500 && access(sock.c_str(), F_OK) != 0; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
+      (void)rdmanet::testing::eventually([&] { return access(sock.c_str(), F_OK) == 0; },
+                                         std::chrono::seconds(5), std::chrono::milliseconds(10));
       out = timeAllocate(sock, "x", n);
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);

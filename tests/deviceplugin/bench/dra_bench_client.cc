@@ -25,6 +25,7 @@
 #include "common/kube/client.h"
 #include "proto/kubelet/dra/v1/api.grpc.pb.h"
 #include "tests/deviceplugin/bench/latency_stats.h"
+#include "tests/fakes/eventually.h"
 
 namespace {
 
@@ -76,16 +77,16 @@ json poolState(const json& list) {
 json waitSlices(const std::string& url, const std::string& node, size_t want, int64_t since_ns,
                 int timeout_s) {
   rdmanet::kube::KubeClient c(serverConfig(url));
-  const auto deadline = Clock::now() + std::chrono::seconds(timeout_s);
   int polls = 0;
   json st;
-  for (;;) {
-    st = poolState(listSlices(c, node));
-    ++polls;
-    if (st["complete"] && st["devices"] == want) break;
-    if (Clock::now() > deadline) throw std::runtime_error("slices incomplete: " + st.dump());
-    std::this_thread::sleep_for(10ms);  // the next poll
-  }
+  const bool complete = rdmanet::testing::eventually(
+      [&] {
+        st = poolState(listSlices(c, node));
+        ++polls;
+        return st["complete"] && st["devices"] == want;
+      },
+      std::chrono::seconds(timeout_s), 10ms);
+  if (!complete) throw std::runtime_error("slices incomplete: " + st.dump());
   const int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                              std::chrono::system_clock::now().time_since_epoch())
                              .count();

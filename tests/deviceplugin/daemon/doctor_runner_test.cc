@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/deviceplugin/doctor/doctor_node.h"
+#include "tests/fakes/eventually.h"
 #include "tests/fakes/fake_clock.h"
 
 namespace rdmanet::dp {
@@ -28,15 +29,7 @@ using namespace std::chrono_literals;
 
 const std::string kHw = "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/";
 
-// Polls `pred` until it holds or `timeout` passes (no fixed sleeps: CONTRIBUTING.md, "Tests").
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout = 10s) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+using rdmanet::testing::eventually;  // no fixed sleeps: CONTRIBUTING.md, "Tests"
 
 // The runner reads while the test writes: replace the file whole, as the kernel's sysfs reads
 // never see a half-written value.

@@ -26,6 +26,7 @@
 #include "common/base/fd.h"
 #include "deviceplugin/daemon/http_server.h"
 #include "tests/common/net/netns_helpers.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -277,10 +278,8 @@ TEST_F(HttpStallTest, AProbePastTheConnectionCapClosesTheOldestIdleConnection) {
 // Polls /metrics (50 ms apart: client behaviour) until it is answered 200; how long that took.
 std::chrono::milliseconds untilScrapeServed(int port) {
   const auto start = steady_clock::now();
-  while (steady_clock::now() - start < 20s) {
-    if (timedGet(port, "/metrics").reply.starts_with("HTTP/1.1 200")) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  (void)rdmanet::testing::eventually(
+      [&] { return timedGet(port, "/metrics").reply.starts_with("HTTP/1.1 200"); }, 20s, 50ms);
   return std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - start);
 }
 
@@ -329,7 +328,7 @@ TEST_F(HttpStallTest, EachKindOfStuckClientIsCutOffAtItsTotalDeadline) {
       std::this_thread::sleep_for(100ms);
     }
   });
-  while (dripped == 0 && steady_clock::now() - t0 < 30s) std::this_thread::sleep_for(10ms);
+  (void)rdmanet::testing::eventually([&] { return dripped > 0; }, 30s, 10ms);
   const auto drip_cut = untilScrapeServed(port());
   stop = true;
   dripper.join();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/deviceplugin/dra/prepare_fixture.h"
+#include "tests/fakes/eventually.h"
 
 extern char** environ;
 
@@ -55,16 +56,12 @@ class DraBinaryTest : public DraPrepareTest {
   }
   // Waits up to `timeout` for the binary to exit; its wait status, or nullopt (still running).
   std::optional<int> waitExit(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return status;
-      }
-      if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));  // polling the child
-    }
+    int status = 0;
+    const bool exited = rdmanet::testing::eventually(  // polling the child
+        [&] { return ::waitpid(pid_, &status, WNOHANG) == pid_; }, timeout);
+    if (!exited) return std::nullopt;
+    pid_ = -1;
+    return status;
   }
   pid_t pid_ = -1;
   fs::path kubeconfig_dir_;

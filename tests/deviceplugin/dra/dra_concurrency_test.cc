@@ -13,6 +13,7 @@
 
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -42,11 +43,8 @@ class DraConcurrencyTest : public DraPrepareTest {
   }
   // Waits (real time, polling the server's counter) until `n` more GETs than `before` came.
   void waitGets(int before, int n) {
-    const auto until = std::chrono::steady_clock::now() + 5s;
-    while (api_->stats()["requests"].value("GET", 0) < before + n &&
-           std::chrono::steady_clock::now() < until) {
-      std::this_thread::sleep_for(2ms);
-    }
+    (void)rdmanet::testing::eventually(
+        [&] { return api_->stats()["requests"].value("GET", 0) >= before + n; }, 5s, 2ms);
   }
   int gets() { return api_->stats()["requests"].value("GET", 0); }
 };

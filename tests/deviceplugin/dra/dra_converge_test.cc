@@ -12,6 +12,7 @@
 
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -75,11 +76,8 @@ TEST_F(DraPrepareTest, AnUnprepareWhileAPrepareReadsTheClaimCancelsItAndLeavesNo
   auto prepare = std::async(std::launch::async, [&] {
     return kubelet_->prepare({{"team", uid, "raced"}});
   });
-  const auto until = std::chrono::steady_clock::now() + 5s;
-  while (api_->stats()["requests"].value("GET", 0) <= gets_before &&
-         std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(5ms);  // polling the server's counter
-  }
+  (void)rdmanet::testing::eventually(  // polling the server's counter
+      [&] { return api_->stats()["requests"].value("GET", 0) > gets_before; }, 5s);
   auto un = kubelet_->unprepare({{"team", uid, "raced"}});
   ASSERT_TRUE(un) << kubelet_->lastError();
   EXPECT_EQ(un->claims().at(uid).error(), "");

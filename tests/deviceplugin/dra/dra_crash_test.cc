@@ -103,18 +103,19 @@ class DraCrashTest : public DraBinaryTest {
       return false;
     }
     const auto until = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < until) {
-      bool all = true;
-      for (const auto& t : fs::directory_iterator("/proc/" + pid + "/task")) {
-        std::ifstream st(t.path() / "status");
-        std::string line;
-        while (std::getline(st, line) && !line.starts_with("TracerPid:")) {
-        }
-        if (line == "TracerPid:\t0" || line.empty()) all = false;
-      }
-      if (all) break;
-      std::this_thread::sleep_for(2ms);  // polling /proc
-    }
+    // Polling /proc until strace is attached to every thread (the next loop fails past `until`).
+    (void)rdmanet::testing::eventually(
+        [&] {
+          for (const auto& t : fs::directory_iterator("/proc/" + pid + "/task")) {
+            std::ifstream st(t.path() / "status");
+            std::string line;
+            while (std::getline(st, line) && !line.starts_with("TracerPid:")) {
+            }
+            if (line == "TracerPid:\t0" || line.empty()) return false;
+          }
+          return true;
+        },
+        10s, 2ms);
     // Attached is not yet traced: strace stops each thread before it traces its syscalls. A
     // prepare answered from the checkpoint (the warm claim's) only stats its spec, which counts
     // toward no kill point; once that stat shows in the trace, tracing is live.

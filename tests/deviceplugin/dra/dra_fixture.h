@@ -50,7 +50,10 @@ class DraDaemonFixture : public ::testing::Test {
   // `api_server`: where claims are read ("" when the test prepares nothing).
   void startDaemon(const std::string& api_server = "http://127.0.0.1:1",
                    DevicePublisher* publisher = nullptr) {
-    client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server));
+    // On the front's clock, as in the daemon (dra_wiring.cc): kubelet's deadline, which the
+    // front takes onto its clock, bounds the reads.
+    client_ = std::make_unique<kube::KubeClient>(serverConfig(api_server),
+                                                 kube::ClientOptions{.clock = &clock_});
     reader_ = std::make_unique<KubeClaimReader>(*client_);
     if (with_claim_status_) {
       // Its deadlines are on the front's clock, as in the daemon (dra_wiring.cc).

@@ -8,6 +8,7 @@
 #include "deviceplugin/pools/node_pools.h"
 #include "proto/kubelet/dra-health/v1/api.pb.h"
 #include "tests/deviceplugin/dra/dra_fixture.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -146,10 +147,8 @@ TEST_F(DraFrontTest, AHealthStreamOpenedBeforeTheFirstScanListsEveryDeviceInItsF
   ASSERT_TRUE(front_->start().ok());
   kubelet_->watchHealthAt(front_->draSocket().string());
   // No state yet, so no message: polled for a while (a message would come within milliseconds).
-  const auto until = std::chrono::steady_clock::now() + 500ms;
-  while (!kubelet_->firstHealthDevices() && std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(10ms);
-  }
+  (void)rdmanet::testing::eventually([&] { return kubelet_->firstHealthDevices().has_value(); },
+                                     500ms, 10ms);
   EXPECT_FALSE(kubelet_->firstHealthDevices().has_value())
       << "a first message before any state, listing " << *kubelet_->firstHealthDevices();
   const Sysfs sysfs(node_.root());
@@ -158,11 +157,8 @@ TEST_F(DraFrontTest, AHealthStreamOpenedBeforeTheFirstScanListsEveryDeviceInItsF
   front_->apply(core.config(), core.build().pools);
   const size_t devices = front_->inventory()->devices.size();
   ASSERT_EQ(devices, 20u);  // 16 VFs and 4 shared PFs
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!kubelet_->firstHealthDevices() && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(10ms);
-  }
-  ASSERT_TRUE(kubelet_->firstHealthDevices().has_value());
+  ASSERT_TRUE(rdmanet::testing::eventually(
+      [&] { return kubelet_->firstHealthDevices().has_value(); }, 5s, 10ms));
   EXPECT_EQ(*kubelet_->firstHealthDevices(), static_cast<int>(devices));
   kubelet_->stopHealth();
 }

@@ -3,6 +3,7 @@
 // answers later; meanwhile another claim, whose GET answers at once, is prepared at once.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "tests/deviceplugin/dra/prepare_fixture.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -46,9 +48,8 @@ TEST_F(DraPrepareTest, AClaimWhoseGetOutlivesKubeletsDeadlineFailsInTimeAndLeave
     return since(t0);
   });
   // Once the slow GET is at the server, the other claim: prepared within 1 s all the same.
-  while (api_->stats()["requests"].value("GET", 0) <= gets_before && since(t0) < 5s) {
-    std::this_thread::sleep_for(5ms);  // polling the server's counter
-  }
+  (void)rdmanet::testing::eventually(  // polling the server's counter
+      [&] { return api_->stats()["requests"].value("GET", 0) > gets_before; }, 5s);
   const auto t1 = std::chrono::steady_clock::now();
   auto fast_resp = kubelet_->prepare({{"team", fast, "fast-get"}});
   const Ms fast_took = since(t1);
@@ -67,11 +68,10 @@ TEST_F(DraPrepareTest, AClaimWhoseGetOutlivesKubeletsDeadlineFailsInTimeAndLeave
   auto committed = [&] {
     return fs::exists(slow_spec) || readJson(checkpoint).dump().find(slow) != std::string::npos;
   };
-  bool late_commit = false;
-  while (!late_commit && since(t0) < Ms(2 * kAnswerAfterMs)) {
-    late_commit = committed();
-    std::this_thread::sleep_for(20ms);  // polling the files
-  }
+  // Real time is what is under test: the stalled GET is answered after kubelet's deadline, and
+  // nothing may be committed until well after that answer (polling the files).
+  const bool late_commit = rdmanet::testing::eventually(
+      committed, std::max(Ms(0), Ms(2 * kAnswerAfterMs) - since(t0)), 20ms);
   EXPECT_FALSE(late_commit) << "a prepare committed after kubelet's deadline";
   EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(fast)});
   RecordProperty("fast_prepare_ms", static_cast<int>(fast_took.count()));

@@ -180,15 +180,16 @@ TEST_F(DraBinaryTest, KillDashNineBetweenPrepareAndUnprepareLeavesNothingAfterAR
   kube::ListOptions lo;
   lo.field_selector = std::string("spec.nodeName=") + kNode;
   size_t published = 0;
-  for (auto deadline = std::chrono::steady_clock::now() + 10s;
-       published != 20 && std::chrono::steady_clock::now() < deadline;) {
-    auto l = c.list("/apis/resource.k8s.io/v1/resourceslices", lo);
-    published = 0;
-    if (l.ok()) {
-      for (const auto& s : (*l)["items"]) published += s["spec"]["devices"].size();
-    }
-    if (published != 20) std::this_thread::sleep_for(20ms);  // the next poll
-  }
+  (void)rdmanet::testing::eventually(
+      [&] {
+        auto l = c.list("/apis/resource.k8s.io/v1/resourceslices", lo);
+        published = 0;
+        if (l.ok()) {
+          for (const auto& s : (*l)["items"]) published += s["spec"]["devices"].size();
+        }
+        return published == 20;
+      },
+      10s, 20ms);
   EXPECT_EQ(published, 20u);
   const std::string dev = dra::pciDeviceName(node_.vf(3, 2));
   const std::string uid = createClaim("crash", json::array({result("nic", dev)}));

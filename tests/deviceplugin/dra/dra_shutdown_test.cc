@@ -33,12 +33,8 @@ TEST_F(DraBinaryTest, SigtermExitsWithinFiveSecondsWhileTheApiServerStalls) {
     return kubelet_->prepare({{"team", uid, "stalled"}}, 45s);
   });
   // Both the publisher's first GET and the claim's are at the server.
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (api_->stats()["requests"].value("GET", 0) < gets_before + 2 &&
-         std::chrono::steady_clock::now() < until) {
-    std::this_thread::sleep_for(5ms);  // polling the server's counter
-  }
-  ASSERT_GE(api_->stats()["requests"].value("GET", 0), gets_before + 2);
+  ASSERT_TRUE(rdmanet::testing::eventually(  // polling the server's counter
+      [&] { return api_->stats()["requests"].value("GET", 0) >= gets_before + 2; }));
   const auto t0 = std::chrono::steady_clock::now();
   ::kill(pid_, SIGTERM);
   const auto status = waitExit(10s);

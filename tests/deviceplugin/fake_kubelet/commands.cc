@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <sstream>
-#include <thread>
 #include <vector>
 
 namespace rdmanet::fakekubelet {
@@ -41,7 +40,6 @@ Commands (stdin, one per line; each ends with a "done" event):
                                       IDs, or a count N chosen by GetPreferredAllocation
   restart [DOWN_MS]                   simulate a kubelet restart (sockets removed, back later)
   refuse on|off                       refuse or accept registrations from now on
-  sleep MS
   quit
 )";
 }
@@ -92,8 +90,6 @@ bool runCommand(FakeKubelet& k, EventLog& log, const std::string& line) {
     ok = k.restart(ms(1, 0));
   } else if (cmd == "refuse" && (arg(1) == "on" || arg(1) == "off")) {
     k.setRefuse(a[1] == "on");
-  } else if (cmd == "sleep" && isCount(arg(1))) {
-    std::this_thread::sleep_for(ms(1, 0));
   } else {
     log.emit("done", {{"cmd", cmd}, {"ok", false}, {"error", "bad command: " + line}},
              "bad command: " + line);

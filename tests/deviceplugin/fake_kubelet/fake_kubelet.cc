@@ -8,12 +8,12 @@
 
 #include "proto/api.grpc.pb.h"
 #include "tests/deviceplugin/fake_kubelet/plugin_client.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::fakekubelet {
 
 namespace fs = std::filesystem;
 namespace pb = ::v1beta1;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -121,6 +121,8 @@ bool FakeKubelet::restart(std::chrono::milliseconds down) {
   }
   log_->emit("restart", {{"phase", "sockets_removed"}, {"removed", removed}},
              fmt::format("removed {} sockets", removed));
+  // Kubelet is away for `down` of real time: the plugin's reaction to a real absence is what a
+  // restart test looks at.
   std::this_thread::sleep_for(down);
   return start();
 }
@@ -193,16 +195,14 @@ bool FakeKubelet::waitForDevices(const std::string& resource, std::chrono::milli
 
 bool FakeKubelet::waitForHealthy(const std::string& resource, int healthy, int total,
                                  std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    // The client is replaced when the plugin re-registers: look it up again each round.
-    if (auto c = client(resource)) {
-      if (c->waitFor(std::chrono::milliseconds(50), healthy, total)) return true;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  return false;
+  // The client is replaced when the plugin re-registers: look it up again each round, waiting
+  // on the one there is for a while (it notifies), polling while there is none.
+  return rdmanet::testing::eventually(
+      [&] {
+        auto c = client(resource);
+        return c && c->waitFor(std::chrono::milliseconds(50), healthy, total);
+      },
+      timeout, std::chrono::milliseconds(10));
 }
 
 std::vector<DeviceView> FakeKubelet::devices(const std::string& resource) {

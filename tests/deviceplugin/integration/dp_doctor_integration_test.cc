@@ -20,6 +20,7 @@
 #include "tests/deviceplugin/doctor/doctor_node.h"
 #include "tests/deviceplugin/doctor/run_command.h"
 #include "tests/deviceplugin/integration/harness.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp::testing {
 namespace {
@@ -63,14 +64,14 @@ class DpDoctorIntegrationTest : public ::testing::Test {
   }
   // Scrapes /metrics until it contains `want` (deadline, no fixed sleep); the last body.
   std::string scrapeUntil(int port, const std::string& want, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string body;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto [status, b] = httpGet(port, "/metrics");
-      body = b;
-      if (status == 200 && body.find(want) != std::string::npos) break;
-      std::this_thread::sleep_for(20ms);
-    }
+    (void)rdmanet::testing::eventually(
+        [&] {
+          auto [status, b] = httpGet(port, "/metrics");
+          body = b;
+          return status == 200 && body.find(want) != std::string::npos;
+        },
+        timeout, 20ms);
     return body;
   }
 
@@ -132,11 +133,12 @@ TEST_F(DpDoctorIntegrationTest, SigtermDuringADoctorRunThatBlocksExitsWithinFive
   // A writer can open the FIFO without blocking once the doctor has it open for reading: that
   // is the run, blocked. The writer held open keeps the doctor's read blocked.
   Fd writer;
-  const auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (writer.get() < 0 && std::chrono::steady_clock::now() < deadline) {
-    writer = Fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
-    if (writer.get() < 0) std::this_thread::sleep_for(10ms);  // polling for the reader
-  }
+  (void)rdmanet::testing::eventually(  // polling for the reader
+      [&] {
+        writer = Fd(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+        return writer.get() >= 0;
+      },
+      20s, 10ms);
   ASSERT_GE(writer.get(), 0) << "the doctor never read the FIFO\n" << plugin_->log();
   const auto t0 = std::chrono::steady_clock::now();
   plugin_->child().signal(SIGTERM);

@@ -25,6 +25,7 @@
 #include "common/base/fd.h"
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/podnet/cni_state.h"
+#include "tests/fakes/eventually.h"
 #include "tests/simnode/scale_shapes.h"
 
 namespace rdmanet::dp::testing {
@@ -235,13 +236,12 @@ TEST_F(DpHttpHostileTest, ProbesAreAnsweredWhileThirtyTwoSlowDripScrapersReadMet
   Drippers drippers(port_, kScrapers);
   // Until at least 4 scrapers are being sent a 200 (each of them holds a connection the daemon
   // writes to): the render of 1016 pods can take seconds on a loaded machine.
-  const auto until = steady_clock::now() + 60s;
   auto sending = [&] {
     int n = 0;
     for (const auto& s : drippers.snapshot()) n += s.head.starts_with("HTTP/1.1 200") ? 1 : 0;
     return n;
   };
-  while (sending() < 4 && steady_clock::now() < until) std::this_thread::sleep_for(50ms);
+  (void)rdmanet::testing::eventually([&] { return sending() >= 4; }, 60s, 50ms);
   ASSERT_GE(sending(), 4) << plugin_->log();
 
   std::vector<std::chrono::microseconds> probes;
@@ -285,12 +285,14 @@ TEST_F(DpHttpHostileTest, ProbesAreAnsweredWhileThirtyTwoSlowDripScrapersReadMet
 
   // Every reply has a total deadline (10 s from the request): however steadily a scraper reads,
   // it is cut off (reset), long before it could read its megabytes.
-  const auto cutoff = drippers.started() + 30s;
-  while (steady_clock::now() < cutoff) {
-    states = drippers.snapshot();
-    if (std::all_of(states.begin(), states.end(), [](const auto& s) { return s.closed; })) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  (void)rdmanet::testing::eventually(
+      [&] {
+        states = drippers.snapshot();
+        return std::all_of(states.begin(), states.end(), [](const auto& s) { return s.closed; });
+      },
+      std::chrono::duration_cast<std::chrono::milliseconds>(drippers.started() + 30s -
+                                                            steady_clock::now()),
+      100ms);
   for (const auto& s : drippers.snapshot()) {
     EXPECT_TRUE(s.closed) << "a scraper still connected 30 s on, " << s.bytes << " bytes read";
     if (s.closed && s.head.starts_with("HTTP/1.1 200")) {

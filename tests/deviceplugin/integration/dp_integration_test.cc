@@ -13,6 +13,7 @@
 
 #include "tests/deviceplugin/integration/harness.h"
 #include "tests/deviceplugin/test_node.h"
+#include "tests/fakes/eventually.h"
 
 namespace rdmanet::dp::testing {
 namespace {
@@ -190,16 +191,15 @@ TEST_F(DpIntegrationTest, PluginWaitsForAnAbsentKubelet) {
     auto at = body.find(tries);
     return at == std::string::npos ? 0 : std::stoi(body.substr(at + tries.size()));
   };
-  for (int i = 0; i < 500 && attempts() < 4; ++i) std::this_thread::sleep_for(10ms);
+  (void)rdmanet::testing::eventually([&] { return attempts() >= 4; }, 5s, 10ms);
   EXPECT_GE(attempts(), 4) << plugin_->log();
   EXPECT_TRUE(plugin_->child().running());
   EXPECT_EQ(httpGet(port, "/readyz").first, 503);
   EXPECT_EQ(httpGet(port, "/healthz").first, 200);
   startKubelet();
   ASSERT_TRUE(kubelet_->command("wait rdma/vf 3000")) << plugin_->log();
-  for (int i = 0; i < 100 && httpGet(port, "/readyz").first != 200; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  (void)rdmanet::testing::eventually([&] { return httpGet(port, "/readyz").first == 200; }, 2s,
+                                     20ms);
   EXPECT_EQ(httpGet(port, "/readyz").first, 200);
 }
 
@@ -216,11 +216,13 @@ TEST_F(DpIntegrationTest, HealthzFailsWhileTheLoopIsBlockedAndRecovers) {
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   fs::rename(fifo, work_ / "config.json");
   const auto blocked_at = std::chrono::steady_clock::now();
-  auto code = httpGet(port, "/healthz");
-  while (code.first == 200 && std::chrono::steady_clock::now() - blocked_at < 12s) {
-    std::this_thread::sleep_for(50ms);
-    code = httpGet(port, "/healthz");
-  }
+  std::pair<int, std::string> code;
+  (void)rdmanet::testing::eventually(
+      [&] {
+        code = httpGet(port, "/healthz");
+        return code.first != 200;
+      },
+      12s, 50ms);
   const auto noticed = std::chrono::steady_clock::now() - blocked_at;
   EXPECT_EQ(code.first, 503) << plugin_->log();
   EXPECT_THAT(code.second, HasSubstr("event loop stalled"));
@@ -231,9 +233,8 @@ TEST_F(DpIntegrationTest, HealthzFailsWhileTheLoopIsBlockedAndRecovers) {
   EXPECT_EQ(httpGet(port, "/metrics").first, 200);  // the HTTP side itself still answers
   // Opening the FIFO for writing unblocks the loop's open(); it reads the config and turns.
   std::ofstream(work_ / "config.json") << config;
-  for (int i = 0; i < 200 && httpGet(port, "/healthz").first != 200; ++i) {
-    std::this_thread::sleep_for(20ms);
-  }
+  (void)rdmanet::testing::eventually([&] { return httpGet(port, "/healthz").first == 200; }, 4s,
+                                     20ms);
   EXPECT_EQ(httpGet(port, "/healthz").first, 200) << plugin_->log();
 }
 
@@ -326,10 +327,12 @@ TEST_F(DpIntegrationTest, TheKubeletDirVanishingAndComingBackIsFollowed) {
   kubelet_.reset();
   // The plugin may be re-creating its sockets in there while it goes: retry until it is gone.
   std::error_code ec;
-  for (int i = 0; i < 100 && fs::exists(kubelet_dir_ / "device-plugins"); ++i) {
-    fs::remove_all(kubelet_dir_ / "device-plugins", ec);
-    if (ec) std::this_thread::sleep_for(10ms);
-  }
+  (void)rdmanet::testing::eventually(
+      [&] {
+        fs::remove_all(kubelet_dir_ / "device-plugins", ec);
+        return !fs::exists(kubelet_dir_ / "device-plugins");
+      },
+      1s, 10ms);
   ASSERT_FALSE(fs::exists(kubelet_dir_ / "device-plugins")) << ec.message();
   ASSERT_TRUE(plugin_->logContains("vanished; waiting for it to come back")) << plugin_->log();
   // Past the plugin's first re-watch attempt, which finds it still absent.

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tests/fakes/eventually.h"
+
 namespace rdmanet::dp::testing {
 
 namespace fs = std::filesystem;
@@ -90,14 +92,10 @@ void Child::signal(int sig) {
 }
 
 int Child::wait(std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (!exited_) {
-    if (::waitpid(pid_, &status_, WNOHANG) == pid_) {
-      exited_ = true;
-      break;
-    }
-    if (Clock::now() > deadline) return -1;
-    std::this_thread::sleep_for(10ms);
+  if (!exited_) {
+    exited_ = rdmanet::testing::eventually(  // polling the child
+        [&] { return ::waitpid(pid_, &status_, WNOHANG) == pid_; }, timeout, 10ms);
+    if (!exited_) return -1;
   }
   return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1;
 }
@@ -183,24 +181,22 @@ std::string PluginProc::log() const {
 }
 
 bool PluginProc::logContains(const std::string& s, std::chrono::milliseconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (log().find(s) != std::string::npos) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
+  return rdmanet::testing::eventually([&] { return log().find(s) != std::string::npos; }, timeout,
+                                      20ms);
 }
 
 int PluginProc::metricsPort(std::chrono::milliseconds timeout) {
   static const std::regex re("metrics listening on port ([0-9]+)");
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    std::smatch m;
-    std::string l = log();
-    if (std::regex_search(l, m, re)) return std::stoi(m[1]);
-    std::this_thread::sleep_for(20ms);
-  }
-  return -1;
+  int port = -1;
+  (void)rdmanet::testing::eventually(
+      [&] {
+        std::smatch m;
+        const std::string l = log();
+        if (std::regex_search(l, m, re)) port = std::stoi(m[1]);
+        return port >= 0;
+      },
+      timeout, 20ms);
+  return port;
 }
 
 std::pair<int, std::string> httpGet(int port, const std::string& path) {

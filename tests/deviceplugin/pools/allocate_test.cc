@@ -13,6 +13,7 @@
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/resource_pool.h"
 #include "tests/deviceplugin/test_node.h"
+#include "tests/fakes/fake_clock.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -193,8 +194,9 @@ TEST_F(AllocateTest, EnvNameFollowsSriovDevicePlugin) {
 
 TEST_F(AllocateTest, ResourcePoolWritesDeviceInfoAndCdiSpec) {
   fs::path dir = testing::makeTempDir("artifacts");
+  rdmanet::testing::FakeClock clock;
   ResourcePool rp(vfPool(), {.devinfo_dir = dir / "devinfo", .cdi_dir = dir / "cdi", .cdi = true},
-                  nullptr);
+                  nullptr, clock);
   std::string id = vf(0, 2);
   fs::path info = dir / "devinfo" / ("rdma-vf-" + id + "-device.json");
   ASSERT_TRUE(fs::exists(info));
@@ -228,7 +230,8 @@ TEST_F(AllocateTest, ResourcePoolWritesDeviceInfoAndCdiSpec) {
 
 TEST_F(AllocateTest, ResourcePoolVersionMovesOnlyOnChange) {
   Metrics metrics;
-  ResourcePool rp(vfPool(), {}, &metrics);
+  rdmanet::testing::FakeClock clock;
+  ResourcePool rp(vfPool(), {}, &metrics, clock);
   auto s0 = rp.snapshot();
   EXPECT_FALSE(rp.setDevices(s0.devices));
   EXPECT_FALSE(rp.waitNewer(s0.version, std::chrono::milliseconds(1)).has_value());
@@ -250,7 +253,8 @@ TEST_F(AllocateTest, ResourcePoolVersionMovesOnlyOnChange) {
 
 TEST_F(AllocateTest, ResourcePoolAllocateIsAllOrNothing) {
   Metrics metrics;
-  ResourcePool rp(vfPool(), {}, &metrics);
+  rdmanet::testing::FakeClock clock;
+  ResourcePool rp(vfPool(), {}, &metrics, clock);
   auto r = rp.allocate({{vf(0, 0)}, {"0000:ff:1f.7"}});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::kDeviceNotFound);

@@ -1,11 +1,13 @@
 #include "tests/deviceplugin/dra/apiserver/slice_converge_fixture.h"
 
+#include <functional>
 #include <map>
 #include <thread>
 
 #include "common/base/sysfs.h"
 #include "deviceplugin/dra/apiserver/slice_builder.h"
 #include "deviceplugin/pools/node_pools.h"
+#include "tests/fakes/eventually.h"
 #include "tests/simnode/scale_shapes.h"
 
 namespace rdmanet::dp {
@@ -33,14 +35,8 @@ const DeviceSnapshot& fullNode() {
 }
 
 // Polls `pred` every millisecond of real time; false after 10 s.
-template <typename Pred>
-bool waitFor(Pred pred) {
-  const auto until = std::chrono::steady_clock::now() + 10s;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
+bool waitFor(const std::function<bool()>& pred) {
+  return rdmanet::testing::eventually(pred, 10s, 1ms);
 }
 
 }  // namespace

@@ -82,7 +82,8 @@ class PrepareReportTest : public ::testing::Test {
   ClaimPreparer preparer_{{.driver = kDriver,
                            .node = "node-a",
                            .cdi_dir = dir_ / "cdi",
-                           .checkpoint = dir_ / "checkpoint.json"},
+                           .checkpoint = dir_ / "checkpoint.json",
+                           .clock = &clock_},
                           claims_,
                           state_};
   Metrics metrics_;
