@@ -254,7 +254,10 @@ TEST_F(HttpStallTest, ProbesAreAnsweredWhileSeventyThreeClientsHoldConnections) 
       static_cast<double>(health[10].count()) / 1000,
       static_cast<double>(max_health.count()) / 1000,
       static_cast<double>(max_metrics.count()) / 1000);
-  EXPECT_LT(max_health, 100ms);
+  // Within kubelet's default probe timeout (timeoutSeconds: 1): the claim is that a probe is not
+  // queued behind the stalled clients, whose deadlines are 10 s. How fast it was is printed
+  // above, not asserted: a loaded CI runner stretches any clock.
+  EXPECT_LT(max_health, 1s);
   EXPECT_LT(max_metrics, 1s);
 }
 

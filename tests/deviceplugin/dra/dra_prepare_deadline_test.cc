@@ -47,7 +47,7 @@ TEST_F(DraPrepareTest, AClaimWhoseGetOutlivesKubeletsDeadlineFailsInTimeAndLeave
     (void)kubelet_->prepare({{"team", slow, "slow-get"}}, kKubeletDeadline);
     return since(t0);
   });
-  // Once the slow GET is at the server, the other claim: prepared within 1 s all the same.
+  // Once the slow GET is at the server, the other claim: prepared without waiting for it.
   (void)rdmanet::testing::eventually(  // polling the server's counter
       [&] { return api_->stats()["requests"].value("GET", 0) > gets_before; }, 5s);
   const auto t1 = std::chrono::steady_clock::now();
@@ -55,7 +55,8 @@ TEST_F(DraPrepareTest, AClaimWhoseGetOutlivesKubeletsDeadlineFailsInTimeAndLeave
   const Ms fast_took = since(t1);
   ASSERT_TRUE(fast_resp) << kubelet_->lastError();
   ASSERT_EQ(fast_resp->claims().at(fast).error(), "");
-  EXPECT_LT(fast_took, 1000ms) << "the prompt claim waited for the slow one";
+  // Half the slow answer's delay: the prompt claim did not wait for it.
+  EXPECT_LT(fast_took, Ms(kAnswerAfterMs) / 2) << "the prompt claim waited for the slow one";
 
   // Kubelet's call ends by its deadline either way (DEADLINE_EXCEEDED, or a per-claim error).
   const Ms slow_took = slow_call.get();
