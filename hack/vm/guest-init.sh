@@ -35,6 +35,21 @@ busybox stty -onlcr 2>/dev/null
 # `quiet`'s level (warnings and worse), unless run.sh was --verbose.
 [[ $(</proc/cmdline) == *rdmanet.verbose=1* ]] || echo 4 >/proc/sys/kernel/printk
 echo "rdmanet-vm: init"
+# The heartbeat run.sh watches (hack/vm/boot.sh): the guest's uptime, rewritten every 5 s until
+# power-off. A guest that stops (under TCG a vCPU's timer can be lost for good) stops it.
+(
+  while :; do
+    read -r up _ </proc/uptime
+    echo "$up" >"$rundir/heartbeat"
+    sleep 5
+  done
+) </dev/null >/dev/null 2>&1 &
+# The harness's self-test of a stopped guest (RDMANET_VM_STALL_BOOTS): the job never runs here,
+# and run.sh freezes QEMU once it reads this line.
+if [[ $(</proc/cmdline) == *rdmanet.stall-on-purpose=1* ]]; then
+  echo "rdmanet-vm: stalling on purpose"
+  while :; do sleep 60; done
+fi
 export PATH=/run/vm-bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=dumb LANG=C.UTF-8
 

@@ -23,9 +23,11 @@
 # The guest's serial console (kernel messages from the first line on) goes to a console log;
 # run.sh prints it live from the moment the guest's init starts (all of it with --verbose). A
 # failed boot is a guest that has not reached init within RDMANET_VM_BOOT_TIMEOUT seconds
-# (default 90), or a QEMU that died of a signal (its own failed assertion, say) before the guest
-# reported its exit code: run.sh prints the tail of its console, kills it and boots once more,
-# saying so; a second failed boot is a harness failure. Any failure prints the tail of the
+# (default 90), a guest that stopped after it (its heartbeat, rewritten every 5 s, unchanged for
+# RDMANET_VM_STALL_TIMEOUT seconds, default 60: under TCG a vCPU's timer can be lost for good),
+# or a QEMU that died of a signal (its own failed assertion, say) before the guest reported its
+# exit code: run.sh prints the tail of its console, kills it and boots once more, saying so (the
+# job runs again from the start, in a fresh guest); a second failed boot is a harness failure. Any failure prints the tail of the
 # console log from before init, and the whole log is copied to RDMANET_VM_OUT_DIR/console.log
 # when that is set.
 #
@@ -33,7 +35,8 @@
 # RDMANET_VM_BOOT_TIMEOUT, RDMANET_VM_ACCEL (default tcg; CI has no KVM), RDMANET_VM_CACHE /
 # RDMANET_VM_KERNEL (see prepare.sh), RDMANET_VM_KEEP=1 keeps the run directory (console log,
 # job, exit code) under /tmp for debugging, RDMANET_VM_HANG_BOOTS=N makes the first N boots hang
-# before init and RDMANET_VM_CRASH_BOOTS=N makes QEMU abort in them (the harness's self-test:
+# before init, RDMANET_VM_STALL_BOOTS=N stops the guest after init in them (QEMU is sent SIGSTOP)
+# and RDMANET_VM_CRASH_BOOTS=N makes QEMU abort in them (the harness's self-test:
 # tests/vm/run_contract.sh).
 set -euo pipefail
 
@@ -57,6 +60,8 @@ timeout=${RDMANET_VM_TIMEOUT:-300}
 boot_timeout=${RDMANET_VM_BOOT_TIMEOUT:-90}
 hang_boots=${RDMANET_VM_HANG_BOOTS:-0}
 crash_boots=${RDMANET_VM_CRASH_BOOTS:-0}
+stall_boots=${RDMANET_VM_STALL_BOOTS:-0}
+stall_timeout=${RDMANET_VM_STALL_TIMEOUT:-60}
 verbose=0
 interactive=0
 extra_env=()
@@ -78,6 +83,8 @@ done
 [[ $boot_timeout =~ ^[0-9]+$ ]] || infra "RDMANET_VM_BOOT_TIMEOUT must be whole seconds"
 [[ $hang_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_HANG_BOOTS must be a count"
 [[ $crash_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_CRASH_BOOTS must be a count"
+[[ $stall_boots =~ ^[0-9]+$ ]] || infra "RDMANET_VM_STALL_BOOTS must be a count"
+[[ $stall_timeout =~ ^[1-9][0-9]*$ ]] || infra "RDMANET_VM_STALL_TIMEOUT must be whole seconds"
 [[ -f $topology ]] || infra "topology $topology not found"
 
 qemu=$(command -v qemu-system-x86_64) || infra "qemu-system-x86_64 not found (hack/install-deps.sh)"

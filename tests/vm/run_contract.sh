@@ -3,8 +3,8 @@
 # exit code comes back; output, working directory and environment pass through; a failure
 # prints the serial console and RDMANET_VM_OUT_DIR gets its log; a hung guest gives 124 within
 # the timeout and leaves no qemu behind; a boot that hangs before the guest's init is reported
-# with its console's tail and booted once more, and so is a QEMU that crashes; a bad topology is a
-# harness failure (125).
+# with its console's tail and booted once more, and so are a guest that stops after it and a QEMU
+# that crashes; a bad topology is a harness failure (125).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 run=$here/../../hack/vm/run.sh
@@ -73,6 +73,30 @@ rc=$?
 echo "$out"
 t_eq "two hung boots are a harness failure (125)" "$rc" 125
 t_match "saying so" "two boots failed; the second: the guest did not reach userspace" "$out"
+t_eq "no qemu left behind" "$(qemus_here)" ""
+
+# A guest that stops after its init (RDMANET_VM_STALL_BOOTS: the guest's init waits instead of
+# running the job, and QEMU is sent SIGSTOP, which freezes it as a vCPU's lost timer does): its
+# heartbeat stops, the guest is killed after the bound and booted once more, and the job runs.
+start=$SECONDS
+out=$(RDMANET_VM_STALL_BOOTS=1 RDMANET_VM_STALL_TIMEOUT=15 "$run" --topology "$minimal" \
+  --timeout 120 bash -c 'echo job-ran' 2>&1)
+rc=$?
+echo "$out"
+t_eq "a guest that stops is booted once more and the job runs" "$rc" 0
+t_match "the stop is reported" "boot attempt 1: the guest stopped: no heartbeat for 15s" "$out"
+t_match "the second boot is announced" "^vm: booting once more" "$out"
+t_match "the job ran on the second boot" "^job-ran$" "$out"
+t_run "both boots took $((SECONDS - start)) s, under two timeouts" \
+  test $((SECONDS - start)) -lt 240
+t_eq "no qemu left behind (a stopped one included)" "$(qemus_here)" ""
+
+out=$(RDMANET_VM_STALL_BOOTS=2 RDMANET_VM_STALL_TIMEOUT=10 "$run" --topology "$minimal" \
+  --timeout 60 true 2>&1)
+rc=$?
+echo "$out"
+t_eq "two stopped guests are a harness failure (125)" "$rc" 125
+t_match "saying so" "two boots failed; the second: the guest stopped" "$out"
 t_eq "no qemu left behind" "$(qemus_here)" ""
 
 # QEMU itself crashing (RDMANET_VM_CRASH_BOOTS: SIGABRT once the kernel has started, as its own
