@@ -1,12 +1,14 @@
 #include "cni/conf/netconf.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
 #include "common/base/enum_names.h"
+#include "common/json/json_fields.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -18,9 +20,21 @@ Error unsupported(std::string_view key, std::string_view value, std::string_view
       fmt::format("unsupported value \"{}\" for \"{}\" (supported: {})", value, key, allowed));
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// The two ways a netconf refuses a word not in an enum's table (WordRefusal): a value rdmanet
+// does not implement is error 2 (mode, macvlanMode, lossless.check); a malformed one is error 7.
+Error unsupportedWord(std::string_view key, std::string_view word,
+                      std::span<const std::string_view> words) {
+  return unsupported(key, word, fmt::format("{}", fmt::join(words, ", ")));
+}
+// "\"<key>\" must be \"a\", \"b\" or \"c\", not \"<word>\"".
+Error mustBeOneOf(std::string_view key, std::string_view word,
+                  std::span<const std::string_view> words) {
+  std::string allowed;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const char* sep = i == 0 ? "" : i + 1 == words.size() ? " or " : ", ";
+    allowed += fmt::format("{}\"{}\"", sep, words[i]);
+  }
+  return invalid(fmt::format("\"{}\" must be {}, not \"{}\"", key, allowed, word));
 }
 
 constexpr EnumName<Mode> kModes[] = {
@@ -35,24 +49,19 @@ constexpr EnumName<LosslessCheck> kLosslessChecks[] = {{"enforce", LosslessCheck
 constexpr EnumName<VfLinkState> kLinkStates[] = {{"auto", VfLinkState::kAuto},
                                                  {"enable", VfLinkState::kEnable},
                                                  {"disable", VfLinkState::kDisable}};
+// The VLAN's ethertype, as the kernel takes it.
+constexpr EnumName<uint16_t> kVlanProtos[] = {{"802.1q", 0x8100}, {"802.1ad", 0x88a8}};
+constexpr EnumName<bool> kOnOff[] = {
+    {"on", true}, {"off", false}, {"true", true}, {"false", false}};
 
-std::optional<MacvlanMode> macvlanModeOf(std::string_view s) {
-  return enumOf<MacvlanMode>(kMacvlanModes, s);
-}
-
-// sriov-cni writes "on"/"off"; accept booleans too.
+// sriov-cni writes "on"/"off" (in any case); accept booleans too.
 Result<std::optional<bool>> onOff(const json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::optional<bool>();
-  if (it->is_boolean()) return std::optional<bool>(it->get<bool>());
-  if (it->is_string()) {
-    const std::string v = lower(it->get<std::string>());
-    if (v == "on" || v == "true") return std::optional<bool>(true);
-    if (v == "off" || v == "false") return std::optional<bool>(false);
-    return invalid(
-        fmt::format("\"{}\" must be \"on\" or \"off\", not \"{}\"", key, it->get<std::string>()));
-  }
-  return jsonTypeError(key, "\"on\" or \"off\"");
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<bool>();
+  if (v->is_boolean()) return std::optional<bool>(v->get<bool>());
+  if (!v->is_string()) return jsonTypeError(key, "\"on\" or \"off\"");
+  RDMANET_ASSIGN_OR_RETURN(bool on, asEnum<bool>(*v, key, kOnOff, mustBeOneOf, WordCase::kFold));
+  return std::optional<bool>(on);
 }
 
 Result<std::optional<PciAddress>> pciField(const json& obj, std::string_view key) {
@@ -78,26 +87,25 @@ bool isSafeAbsPath(std::string_view p) { return isPlausibleNetnsPath(p); }
 
 Status parseModeKeys(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto mode, optString(doc, "mode"));
-  RDMANET_ASSIGN_OR_RETURN(auto mv_mode, optString(doc, "macvlanMode"));
-  if (mv_mode) {
-    auto m = macvlanModeOf(*mv_mode);
-    if (!m) return unsupported("macvlanMode", *mv_mode, "bridge, private, vepa, passthru");
-    c.macvlan_mode = *m;
-  }
+  RDMANET_ASSIGN_OR_RETURN(
+      auto mv_mode, optEnum<MacvlanMode>(doc, "macvlanMode", kMacvlanModes, unsupportedWord));
+  if (mv_mode) c.macvlan_mode = *mv_mode;
   if (!mode || mode->empty()) return okStatus();
   if (auto m = enumOf<Mode>(kModes, *mode)) {
     c.mode = *m;
-  } else if (auto m = macvlanModeOf(*mode)) {
+  } else if (auto m = enumOf<MacvlanMode>(kMacvlanModes, *mode)) {
     // A reference-macvlan netconf: "mode" is the macvlan sub-mode.
     if (mv_mode && *m != c.macvlan_mode) {
-      return invalid(
-          fmt::format("\"mode\" \"{}\" contradicts \"macvlanMode\" \"{}\"", *mode, *mv_mode));
+      return invalid(fmt::format("\"mode\" \"{}\" contradicts \"macvlanMode\" \"{}\"", *mode,
+                                 nameOf<MacvlanMode>(kMacvlanModes, *mv_mode)));
     }
     c.mode = Mode::kMacvlan;
     c.macvlan_mode = *m;
   } else {
-    return unsupported("mode", *mode,
-                       "sriov, macvlan, host-device, bridge, private, vepa, passthru");
+    // Either table's words: a macvlan sub-mode is a mode of its own here.
+    std::vector<std::string_view> words = enumWords<Mode>(kModes);
+    for (std::string_view w : enumWords<MacvlanMode>(kMacvlanModes)) words.push_back(w);
+    return unsupportedWord("mode", *mode, words);
   }
   return okStatus();
 }
@@ -107,18 +115,9 @@ Status parseVfKeys(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto qos, optInt(doc, "vlanQoS", 0, 7));
   if (vlan) c.vlan = static_cast<uint16_t>(*vlan);
   if (qos) c.vlan_qos = static_cast<uint8_t>(*qos);
-  RDMANET_ASSIGN_OR_RETURN(auto proto, optString(doc, "vlanProto"));
-  if (proto) {
-    const std::string p = lower(*proto);
-    if (p == "802.1q") {
-      c.vlan_proto = 0x8100;
-    } else if (p == "802.1ad") {
-      c.vlan_proto = 0x88a8;
-    } else {
-      return invalid(
-          fmt::format("\"vlanProto\" must be \"802.1q\" or \"802.1ad\", not \"{}\"", *proto));
-    }
-  }
+  RDMANET_ASSIGN_OR_RETURN(
+      auto proto, optEnum<uint16_t>(doc, "vlanProto", kVlanProtos, mustBeOneOf, WordCase::kFold));
+  if (proto) c.vlan_proto = *proto;
   if (c.vlan_qos.value_or(0) != 0 && !c.hasVlan()) {
     return invalid("\"vlanQoS\" needs a non-zero \"vlan\"");
   }
@@ -127,14 +126,8 @@ Status parseVfKeys(const json& doc, NetConf& c) {
   }
   RDMANET_ASSIGN_OR_RETURN(c.spoofchk, onOff(doc, "spoofchk"));
   RDMANET_ASSIGN_OR_RETURN(c.trust, onOff(doc, "trust"));
-  RDMANET_ASSIGN_OR_RETURN(auto ls, optString(doc, "link_state"));
-  if (ls) {
-    c.link_state = enumOf<VfLinkState>(kLinkStates, *ls);
-    if (!c.link_state) {
-      return invalid(
-          fmt::format("\"link_state\" must be auto, enable or disable, not \"{}\"", *ls));
-    }
-  }
+  RDMANET_ASSIGN_OR_RETURN(c.link_state,
+                           optEnum<VfLinkState>(doc, "link_state", kLinkStates, mustBeOneOf));
   RDMANET_ASSIGN_OR_RETURN(auto min_rate, optInt(doc, "min_tx_rate", 0, UINT32_MAX));
   RDMANET_ASSIGN_OR_RETURN(auto max_rate, optInt(doc, "max_tx_rate", 0, UINT32_MAX));
   if (min_rate) c.min_tx_rate = static_cast<uint32_t>(*min_rate);
@@ -153,12 +146,9 @@ Status parseLossless(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto prio, optInt(*l, "priority", 0, 7));
   if (!prio) return invalid("\"lossless.priority\" (0-7) is required");
   lc.priority = static_cast<int>(*prio);
-  RDMANET_ASSIGN_OR_RETURN(auto check_opt, optString(*l, "check"));
-  // A plain string: GCC 12 misreports optional<string> comparisons as maybe-uninitialized.
-  const std::string check = check_opt.value_or("warn");
-  auto check_value = enumOf<LosslessCheck>(kLosslessChecks, check);
-  if (!check_value) return unsupported("lossless.check", check, "enforce, warn, off");
-  lc.check = *check_value;
+  RDMANET_ASSIGN_OR_RETURN(auto check, optEnumAt<LosslessCheck>(*l, "check", "lossless.check",
+                                                                kLosslessChecks, unsupportedWord));
+  lc.check = check.value_or(LosslessCheck::kWarn);
   if (c.vlan_qos && *c.vlan_qos != lc.priority) {
     return invalid(fmt::format("\"vlanQoS\" {} differs from \"lossless.priority\" {}", *c.vlan_qos,
                                lc.priority));

@@ -50,14 +50,26 @@ Result<std::string> reqStringAt(const json& obj, std::string_view key, std::stri
   return asString(*v, path);
 }
 
+namespace {
+
+// "\"a\", \"b\", \"c\"".
+std::string quotedWords(std::span<const std::string_view> words) {
+  std::string out;
+  for (std::string_view w : words) out += fmt::format("{}\"{}\"", out.empty() ? "" : ", ", w);
+  return out;
+}
+
+}  // namespace
+
 Error notOneOf(std::string_view key, std::string_view word,
                std::span<const std::string_view> words) {
-  std::string allowed;
-  for (std::string_view w : words) {
-    allowed += fmt::format("{}\"{}\"", allowed.empty() ? "" : ", ", w);
-  }
   return makeError(ErrorCode::kInvalidConfig,
-                   fmt::format("\"{}\" is \"{}\", not one of {}", key, word, allowed));
+                   fmt::format("\"{}\" is \"{}\", not one of {}", key, word, quotedWords(words)));
+}
+
+Error notOneOfAt(std::string_view path, std::string_view word,
+                 std::span<const std::string_view> words) {
+  return invalidAt(path, fmt::format("\"{}\" is not one of {}", word, quotedWords(words)));
 }
 
 }  // namespace rdmanet

@@ -44,18 +44,45 @@ Result<std::string> reqStringAt(const nlohmann::json& obj, std::string_view key,
 // Error 7 "\"<key>\" is \"<word>\", not one of \"a\", \"b\"".
 Error notOneOf(std::string_view key, std::string_view word,
                std::span<const std::string_view> words);
+// Error 7 "<path>: \"<word>\" is not one of \"a\", \"b\"" (invalidAt's form).
+Error notOneOfAt(std::string_view path, std::string_view word,
+                 std::span<const std::string_view> words);
 
-// A string member of `obj` that names one of `table`'s values: nullopt when absent or null;
-// error 7 naming `key` for another type, or (notOneOf) for a word not in `table`.
+// How a word that is not in an enum's table is refused: the error about the member named `key`
+// holding `word`, given the words the table accepts (enumWords). notOneOf and notOneOfAt are
+// two; a reader whose documents have their own convention (CNI's error 2 for a value it does not
+// implement) brings its own.
+using WordRefusal = Error (*)(std::string_view key, std::string_view word,
+                              std::span<const std::string_view> words);
+
+// A value that is a string naming one of `table`'s values: error 7 naming `key` for another
+// type, `refuse` for a word not in `table`.
+template <typename E>
+Result<E> asEnum(const nlohmann::json& v, std::string_view key, std::span<const EnumName<E>> table,
+                 WordRefusal refuse = notOneOf, WordCase c = WordCase::kExact) {
+  RDMANET_ASSIGN_OR_RETURN(std::string word, asString(v, key));
+  if (std::optional<E> e = enumOf<E>(table, word, c)) return *e;
+  return refuse(key, word, enumWords<E>(table));
+}
+
+// A string member of `obj` looked up by `key`, named by `path` in errors, that names one of
+// `table`'s values: nullopt when absent or null, otherwise as asEnum.
+template <typename E>
+Result<std::optional<E>> optEnumAt(const nlohmann::json& obj, std::string_view key,
+                                   std::string_view path, std::span<const EnumName<E>> table,
+                                   WordRefusal refuse = notOneOf, WordCase c = WordCase::kExact) {
+  const nlohmann::json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<E>();
+  RDMANET_ASSIGN_OR_RETURN(E e, asEnum<E>(*v, path, table, refuse, c));
+  return std::optional<E>(e);
+}
+
+// optEnumAt for a member named by its own key.
 template <typename E>
 Result<std::optional<E>> optEnum(const nlohmann::json& obj, std::string_view key,
-                                 std::span<const EnumName<E>> table) {
-  RDMANET_ASSIGN_OR_RETURN(std::optional<std::string> word, optString(obj, key));
-  if (!word) return std::optional<E>();
-  if (std::optional<E> v = enumOf<E>(table, *word)) return v;
-  std::vector<std::string_view> words;
-  for (const auto& e : table) words.push_back(e.name);
-  return notOneOf(key, *word, words);
+                                 std::span<const EnumName<E>> table, WordRefusal refuse = notOneOf,
+                                 WordCase c = WordCase::kExact) {
+  return optEnumAt<E>(obj, key, key, table, refuse, c);
 }
 
 }  // namespace rdmanet
