@@ -6,8 +6,12 @@ namespace rdmanet {
 
 using nlohmann::json;
 
+Error invalidConfig(std::string msg) {
+  return makeError(ErrorCode::kInvalidConfig, std::move(msg));
+}
+
 Error invalidAt(std::string_view where, std::string_view what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", where, what));
+  return invalidConfig(fmt::format("{}: {}", where, what));
 }
 
 Result<std::optional<std::string>> optStringAt(const json& obj, std::string_view key,
@@ -41,7 +45,7 @@ Result<const json*> optArrayAt(const json& obj, std::string_view key, std::strin
 }
 
 Error missing(std::string_view path) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("\"{}\" is required", path));
+  return invalidConfig(fmt::format("\"{}\" is required", path));
 }
 
 Result<std::string> reqStringAt(const json& obj, std::string_view key, std::string_view path) {
@@ -63,8 +67,8 @@ std::string quotedWords(std::span<const std::string_view> words) {
 
 Error notOneOf(std::string_view key, std::string_view word,
                std::span<const std::string_view> words) {
-  return makeError(ErrorCode::kInvalidConfig,
-                   fmt::format("\"{}\" is \"{}\", not one of {}", key, word, quotedWords(words)));
+  return invalidConfig(
+      fmt::format("\"{}\" is \"{}\", not one of {}", key, word, quotedWords(words)));
 }
 
 Error notOneOfAt(std::string_view path, std::string_view word,

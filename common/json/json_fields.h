@@ -18,6 +18,11 @@
 
 namespace rdmanet {
 
+// Error 7 with a message as written, for a fault that is not about one value but about several or
+// the document as a whole ("\"vlanQoS\" needs a non-zero \"vlan\"", "mode macvlan needs
+// \"master\""). Every other constructor of error 7 here builds its message and calls it.
+Error invalidConfig(std::string msg);
+
 // Error 7: "<where>: <what>" ("resourceList[0].resourceName: is required", "DRA device \"x\": 40
 // attributes, at most 32 are allowed"). Every reader of an outside document builds its "this
 // value is wrong" errors with it, so a message always starts with what it is about.

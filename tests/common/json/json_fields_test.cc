@@ -1,10 +1,11 @@
-// The enum accessor of the typed JSON helper (common/json/json_fields.h): one table per enum
-// reads its words (as written or in any case), lists its choices once per value, and refuses an
-// unknown word with the error the reader chose.
+// The typed JSON helper's field readers (common/json/json_fields.h): every "this value is wrong"
+// error is error 7 from one constructor; the enum accessor's one table per enum reads its words
+// (as written or in any case), lists its choices once per value, and refuses an unknown word with
+// the error the reader chose.
+#include "common/json/json_fields.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-
-#include "common/json/json_fields.h"
 
 namespace rdmanet {
 namespace {
@@ -14,6 +15,16 @@ using nlohmann::json;
 enum class Color { kRed, kGreen };
 constexpr EnumName<Color> kColors[] = {
     {"red", Color::kRed}, {"green", Color::kGreen}, {"rouge", Color::kRed}};
+
+TEST(JsonFieldsTest, ErrorsOfAWrongValueAreAllSevenWithTheirMessageAsBuilt) {
+  for (const auto& [e, msg] : std::vector<std::pair<Error, std::string>>{
+           {invalidConfig("\"a\" needs \"b\""), "\"a\" needs \"b\""},
+           {invalidAt("list[0].a", "is wrong"), "list[0].a: is wrong"},
+           {missing("spec.a"), "\"spec.a\" is required"}}) {
+    EXPECT_EQ(e.code, ErrorCode::kInvalidConfig) << msg;
+    EXPECT_EQ(e.msg, msg);
+  }
+}
 
 // A reader's own refusal (a WordRefusal), as the CNI's error 2 is.
 Error unsupportedColor(std::string_view key, std::string_view word,
