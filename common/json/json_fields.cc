@@ -14,36 +14,6 @@ Error invalidAt(std::string_view where, std::string_view what) {
   return invalidConfig(fmt::format("{}: {}", where, what));
 }
 
-Result<std::optional<std::string>> optStringAt(const json& obj, std::string_view key,
-                                               std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return std::optional<std::string>();
-  RDMANET_ASSIGN_OR_RETURN(std::string s, asString(*v, path));
-  return std::optional<std::string>(std::move(s));
-}
-
-Result<std::optional<bool>> optBoolAt(const json& obj, std::string_view key,
-                                      std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return std::optional<bool>();
-  RDMANET_ASSIGN_OR_RETURN(bool b, asBool(*v, path));
-  return std::optional<bool>(b);
-}
-
-Result<const json*> optObjectAt(const json& obj, std::string_view key, std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_object()) return jsonTypeError(path, "an object");
-  return v;
-}
-
-Result<const json*> optArrayAt(const json& obj, std::string_view key, std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_array()) return jsonTypeError(path, "an array");
-  return v;
-}
-
 Error missing(std::string_view path) {
   return invalidConfig(fmt::format("\"{}\" is required", path));
 }

@@ -1,9 +1,9 @@
 #pragma once
 // The typed JSON helper (json_access.h) for objects read field by field, as the Kubernetes
 // object views (common/kube/resource_claim.h, resource_slice.h, api_status.h) and the device
-// plugin's config read them: members deep in a document, named by their path in errors; members
-// that must be there; words that name an enum's value; and the one constructor of error 7 for a
-// value of the right type that is still wrong.
+// plugin's config read them: members that must be there; words that name an enum's value; and
+// the one constructor of error 7 for a value of the right type that is still wrong. (Members deep
+// in a document, named by their path in errors, are json_access.h's opt* with a `path`.)
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -27,18 +27,6 @@ Error invalidConfig(std::string msg);
 // attributes, at most 32 are allowed"). Every reader of an outside document builds its "this
 // value is wrong" errors with it, so a message always starts with what it is about.
 Error invalidAt(std::string_view where, std::string_view what);
-
-// Members of `obj` looked up by `key` and named by `path` in errors
-// ("status.allocation.devices.results[0].adminAccess"): absent or null is nullopt (nullptr), the
-// wrong type error 7 naming `path`.
-Result<std::optional<std::string>> optStringAt(const nlohmann::json& obj, std::string_view key,
-                                               std::string_view path);
-Result<std::optional<bool>> optBoolAt(const nlohmann::json& obj, std::string_view key,
-                                      std::string_view path);
-Result<const nlohmann::json*> optObjectAt(const nlohmann::json& obj, std::string_view key,
-                                          std::string_view path);
-Result<const nlohmann::json*> optArrayAt(const nlohmann::json& obj, std::string_view key,
-                                         std::string_view path);
 
 // Error 7 "\"<path>\" is required".
 Error missing(std::string_view path);
