@@ -1,26 +1,39 @@
 #include "cni/conf/netconf.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
 #include "common/base/enum_names.h"
+#include "common/json/json_fields.h"
 
 namespace rdmanet::cni {
 namespace {
 
-Error invalid(std::string msg) { return makeError(ErrorCode::kInvalidConfig, std::move(msg)); }
 Error unsupported(std::string_view key, std::string_view value, std::string_view allowed) {
   return makeError(
       ErrorCode::kUnsupportedField,
       fmt::format("unsupported value \"{}\" for \"{}\" (supported: {})", value, key, allowed));
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+// The two ways a netconf refuses a word not in an enum's table (WordRefusal): a value rdmanet
+// does not implement is error 2 (mode, macvlanMode, lossless.check); a malformed one is error 7.
+Error unsupportedWord(std::string_view key, std::string_view word,
+                      std::span<const std::string_view> words) {
+  return unsupported(key, word, fmt::format("{}", fmt::join(words, ", ")));
+}
+// "\"<key>\" must be \"a\", \"b\" or \"c\", not \"<word>\"".
+Error mustBeOneOf(std::string_view key, std::string_view word,
+                  std::span<const std::string_view> words) {
+  std::string allowed;
+  for (size_t i = 0; i < words.size(); ++i) {
+    const char* sep = i == 0 ? "" : i + 1 == words.size() ? " or " : ", ";
+    allowed += fmt::format("{}\"{}\"", sep, words[i]);
+  }
+  return invalidConfig(fmt::format("\"{}\" must be {}, not \"{}\"", key, allowed, word));
 }
 
 constexpr EnumName<Mode> kModes[] = {
@@ -35,24 +48,19 @@ constexpr EnumName<LosslessCheck> kLosslessChecks[] = {{"enforce", LosslessCheck
 constexpr EnumName<VfLinkState> kLinkStates[] = {{"auto", VfLinkState::kAuto},
                                                  {"enable", VfLinkState::kEnable},
                                                  {"disable", VfLinkState::kDisable}};
+// The VLAN's ethertype, as the kernel takes it.
+constexpr EnumName<uint16_t> kVlanProtos[] = {{"802.1q", 0x8100}, {"802.1ad", 0x88a8}};
+constexpr EnumName<bool> kOnOff[] = {
+    {"on", true}, {"off", false}, {"true", true}, {"false", false}};
 
-std::optional<MacvlanMode> macvlanModeOf(std::string_view s) {
-  return enumOf<MacvlanMode>(kMacvlanModes, s);
-}
-
-// sriov-cni writes "on"/"off"; accept booleans too.
+// sriov-cni writes "on"/"off" (in any case); accept booleans too.
 Result<std::optional<bool>> onOff(const json& obj, std::string_view key) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::optional<bool>();
-  if (it->is_boolean()) return std::optional<bool>(it->get<bool>());
-  if (it->is_string()) {
-    const std::string v = lower(it->get<std::string>());
-    if (v == "on" || v == "true") return std::optional<bool>(true);
-    if (v == "off" || v == "false") return std::optional<bool>(false);
-    return invalid(
-        fmt::format("\"{}\" must be \"on\" or \"off\", not \"{}\"", key, it->get<std::string>()));
-  }
-  return jsonTypeError(key, "\"on\" or \"off\"");
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<bool>();
+  if (v->is_boolean()) return std::optional<bool>(v->get<bool>());
+  if (!v->is_string()) return jsonTypeError(key, "\"on\" or \"off\"");
+  RDMANET_ASSIGN_OR_RETURN(bool on, asEnum<bool>(*v, key, kOnOff, mustBeOneOf, WordCase::kFold));
+  return std::optional<bool>(on);
 }
 
 Result<std::optional<PciAddress>> pciField(const json& obj, std::string_view key) {
@@ -60,7 +68,7 @@ Result<std::optional<PciAddress>> pciField(const json& obj, std::string_view key
   if (!s || s->empty()) return std::optional<PciAddress>();
   auto pci = PciAddress::parse(*s);
   if (!pci.ok()) {
-    return invalid(fmt::format("\"{}\" is not a PCI address (want DDDD:BB:DD.F)", key));
+    return invalidConfig(fmt::format("\"{}\" is not a PCI address (want DDDD:BB:DD.F)", key));
   }
   return std::optional<PciAddress>(*pci);
 }
@@ -69,8 +77,9 @@ Result<std::optional<MacAddress>> macField(const json& obj, std::string_view key
   RDMANET_ASSIGN_OR_RETURN(auto s, optString(obj, key));
   if (!s || s->empty()) return std::optional<MacAddress>();
   auto mac = MacAddress::parse(*s);
-  if (!mac.ok()) return invalid(fmt::format("\"{}\" is not a MAC address", key));
-  if (mac->isMulticast()) return invalid(fmt::format("\"{}\" is a multicast MAC address", key));
+  if (!mac.ok()) return invalidConfig(fmt::format("\"{}\" is not a MAC address", key));
+  if (mac->isMulticast())
+    return invalidConfig(fmt::format("\"{}\" is a multicast MAC address", key));
   return std::optional<MacAddress>(*mac);
 }
 
@@ -78,26 +87,25 @@ bool isSafeAbsPath(std::string_view p) { return isPlausibleNetnsPath(p); }
 
 Status parseModeKeys(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto mode, optString(doc, "mode"));
-  RDMANET_ASSIGN_OR_RETURN(auto mv_mode, optString(doc, "macvlanMode"));
-  if (mv_mode) {
-    auto m = macvlanModeOf(*mv_mode);
-    if (!m) return unsupported("macvlanMode", *mv_mode, "bridge, private, vepa, passthru");
-    c.macvlan_mode = *m;
-  }
+  RDMANET_ASSIGN_OR_RETURN(
+      auto mv_mode, optEnum<MacvlanMode>(doc, "macvlanMode", kMacvlanModes, unsupportedWord));
+  if (mv_mode) c.macvlan_mode = *mv_mode;
   if (!mode || mode->empty()) return okStatus();
   if (auto m = enumOf<Mode>(kModes, *mode)) {
     c.mode = *m;
-  } else if (auto m = macvlanModeOf(*mode)) {
+  } else if (auto m = enumOf<MacvlanMode>(kMacvlanModes, *mode)) {
     // A reference-macvlan netconf: "mode" is the macvlan sub-mode.
     if (mv_mode && *m != c.macvlan_mode) {
-      return invalid(
-          fmt::format("\"mode\" \"{}\" contradicts \"macvlanMode\" \"{}\"", *mode, *mv_mode));
+      return invalidConfig(fmt::format("\"mode\" \"{}\" contradicts \"macvlanMode\" \"{}\"", *mode,
+                                       nameOf<MacvlanMode>(kMacvlanModes, *mv_mode)));
     }
     c.mode = Mode::kMacvlan;
     c.macvlan_mode = *m;
   } else {
-    return unsupported("mode", *mode,
-                       "sriov, macvlan, host-device, bridge, private, vepa, passthru");
+    // Either table's words: a macvlan sub-mode is a mode of its own here.
+    std::vector<std::string_view> words = enumWords<Mode>(kModes);
+    for (std::string_view w : enumWords<MacvlanMode>(kMacvlanModes)) words.push_back(w);
+    return unsupportedWord("mode", *mode, words);
   }
   return okStatus();
 }
@@ -107,41 +115,26 @@ Status parseVfKeys(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(auto qos, optInt(doc, "vlanQoS", 0, 7));
   if (vlan) c.vlan = static_cast<uint16_t>(*vlan);
   if (qos) c.vlan_qos = static_cast<uint8_t>(*qos);
-  RDMANET_ASSIGN_OR_RETURN(auto proto, optString(doc, "vlanProto"));
-  if (proto) {
-    const std::string p = lower(*proto);
-    if (p == "802.1q") {
-      c.vlan_proto = 0x8100;
-    } else if (p == "802.1ad") {
-      c.vlan_proto = 0x88a8;
-    } else {
-      return invalid(
-          fmt::format("\"vlanProto\" must be \"802.1q\" or \"802.1ad\", not \"{}\"", *proto));
-    }
-  }
+  RDMANET_ASSIGN_OR_RETURN(
+      auto proto, optEnum<uint16_t>(doc, "vlanProto", kVlanProtos, mustBeOneOf, WordCase::kFold));
+  if (proto) c.vlan_proto = *proto;
   if (c.vlan_qos.value_or(0) != 0 && !c.hasVlan()) {
-    return invalid("\"vlanQoS\" needs a non-zero \"vlan\"");
+    return invalidConfig("\"vlanQoS\" needs a non-zero \"vlan\"");
   }
   if (c.vlan_proto != 0x8100 && !c.hasVlan()) {
-    return invalid("\"vlanProto\" 802.1ad needs a non-zero \"vlan\"");
+    return invalidConfig("\"vlanProto\" 802.1ad needs a non-zero \"vlan\"");
   }
   RDMANET_ASSIGN_OR_RETURN(c.spoofchk, onOff(doc, "spoofchk"));
   RDMANET_ASSIGN_OR_RETURN(c.trust, onOff(doc, "trust"));
-  RDMANET_ASSIGN_OR_RETURN(auto ls, optString(doc, "link_state"));
-  if (ls) {
-    c.link_state = enumOf<VfLinkState>(kLinkStates, *ls);
-    if (!c.link_state) {
-      return invalid(
-          fmt::format("\"link_state\" must be auto, enable or disable, not \"{}\"", *ls));
-    }
-  }
+  RDMANET_ASSIGN_OR_RETURN(c.link_state,
+                           optEnum<VfLinkState>(doc, "link_state", kLinkStates, mustBeOneOf));
   RDMANET_ASSIGN_OR_RETURN(auto min_rate, optInt(doc, "min_tx_rate", 0, UINT32_MAX));
   RDMANET_ASSIGN_OR_RETURN(auto max_rate, optInt(doc, "max_tx_rate", 0, UINT32_MAX));
   if (min_rate) c.min_tx_rate = static_cast<uint32_t>(*min_rate);
   if (max_rate) c.max_tx_rate = static_cast<uint32_t>(*max_rate);
   if (c.max_tx_rate.value_or(0) != 0 && c.min_tx_rate.value_or(0) > *c.max_tx_rate) {
-    return invalid(fmt::format("\"min_tx_rate\" {} is above \"max_tx_rate\" {}", *c.min_tx_rate,
-                               *c.max_tx_rate));
+    return invalidConfig(fmt::format("\"min_tx_rate\" {} is above \"max_tx_rate\" {}",
+                                     *c.min_tx_rate, *c.max_tx_rate));
   }
   return okStatus();
 }
@@ -151,17 +144,14 @@ Status parseLossless(const json& doc, NetConf& c) {
   if (l == nullptr) return okStatus();
   LosslessConf lc;
   RDMANET_ASSIGN_OR_RETURN(auto prio, optInt(*l, "priority", 0, 7));
-  if (!prio) return invalid("\"lossless.priority\" (0-7) is required");
+  if (!prio) return invalidConfig("\"lossless.priority\" (0-7) is required");
   lc.priority = static_cast<int>(*prio);
-  RDMANET_ASSIGN_OR_RETURN(auto check_opt, optString(*l, "check"));
-  // A plain string: GCC 12 misreports optional<string> comparisons as maybe-uninitialized.
-  const std::string check = check_opt.value_or("warn");
-  auto check_value = enumOf<LosslessCheck>(kLosslessChecks, check);
-  if (!check_value) return unsupported("lossless.check", check, "enforce, warn, off");
-  lc.check = *check_value;
+  RDMANET_ASSIGN_OR_RETURN(auto check, optEnumAt<LosslessCheck>(*l, "check", "lossless.check",
+                                                                kLosslessChecks, unsupportedWord));
+  lc.check = check.value_or(LosslessCheck::kWarn);
   if (c.vlan_qos && *c.vlan_qos != lc.priority) {
-    return invalid(fmt::format("\"vlanQoS\" {} differs from \"lossless.priority\" {}", *c.vlan_qos,
-                               lc.priority));
+    return invalidConfig(fmt::format("\"vlanQoS\" {} differs from \"lossless.priority\" {}",
+                                     *c.vlan_qos, lc.priority));
   }
   c.lossless = lc;
   return okStatus();
@@ -171,9 +161,10 @@ Status parseIpam(const json& doc, NetConf& c) {
   RDMANET_ASSIGN_OR_RETURN(const json* ipam, optObject(doc, "ipam"));
   if (ipam == nullptr || ipam->empty()) return okStatus();
   RDMANET_ASSIGN_OR_RETURN(auto type, optString(*ipam, "type"));
-  if (!type || type->empty()) return invalid("\"ipam.type\" is required when \"ipam\" is set");
+  if (!type || type->empty())
+    return invalidConfig("\"ipam.type\" is required when \"ipam\" is set");
   if (!isPlainFileName(*type)) {
-    return invalid(fmt::format("\"ipam.type\" must be a plain file name, not \"{}\"", *type));
+    return invalidConfig(fmt::format("\"ipam.type\" must be a plain file name, not \"{}\"", *type));
   }
   c.ipam = *ipam;
   c.ipam_type = *type;
@@ -192,7 +183,7 @@ Status parseIps(const json& arr, std::string_view key, std::vector<IpPrefix>& ou
 
 // A MAC or IPs from a pod-controlled channel, without the network's opt-in.
 Error podChoice(std::string_view what, std::string_view from, std::string_view key) {
-  return invalid(
+  return invalidConfig(
       fmt::format("{} sets the pod's {}, which this network does not allow (set \"{}\": "
                   "true in the network to let pods choose it)",
                   from, what, key));
@@ -266,7 +257,8 @@ Status parseRuntime(const json& doc, Command command, const CniArgs& args, NetCo
   RDMANET_ASSIGN_OR_RETURN(auto dif, optString(*rc, "CNIDeviceInfoFile"));
   if (dif && !dif->empty()) {
     if (!isSafeAbsPath(*dif)) {
-      return invalid("\"runtimeConfig.CNIDeviceInfoFile\" must be an absolute path without '..'");
+      return invalidConfig(
+          "\"runtimeConfig.CNIDeviceInfoFile\" must be an absolute path without '..'");
     }
     c.device_info_file = *dif;
   }
@@ -309,15 +301,15 @@ bool isPlainFileName(std::string_view name) {
 
 Result<NetConf> parseNetConf(std::string_view text, Command command, const CniArgs& args) {
   if (text.size() > kMaxConfigBytes) {
-    return invalid(fmt::format("network configuration exceeds the limit of {} bytes on stdin",
-                               kMaxConfigBytes));
+    return invalidConfig(fmt::format("network configuration exceeds the limit of {} bytes on stdin",
+                                     kMaxConfigBytes));
   }
   RDMANET_ASSIGN_OR_RETURN(json doc, parseJson(text, kConfigLimits));
   // What the state file will hold is the document written back out, where numbers take their
   // full form: bound that too, so DEL can always read what ADD saved.
   const size_t canonical = dumpJson(doc).size();
   if (canonical > kMaxConfigBytes) {
-    return invalid(fmt::format(
+    return invalidConfig(fmt::format(
         "network configuration is {} bytes once its numbers are written out, above the limit of "
         "{} bytes",
         canonical, kMaxConfigBytes));
@@ -326,10 +318,10 @@ Result<NetConf> parseNetConf(std::string_view text, Command command, const CniAr
 }
 
 Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs& args) {
-  if (!doc.is_object()) return invalid("network configuration must be a JSON object");
+  if (!doc.is_object()) return invalidConfig("network configuration must be a JSON object");
   NetConf c;
   RDMANET_ASSIGN_OR_RETURN(auto version, optString(doc, "cniVersion"));
-  if (!version || version->empty()) return invalid("\"cniVersion\" is required");
+  if (!version || version->empty()) return invalidConfig("\"cniVersion\" is required");
   c.cni_version = *version;
   RDMANET_RETURN_IF_ERROR(checkSupported(c.cni_version));
   if (command == Command::kCheck && !versionAtLeast(c.cni_version, "0.4.0")) {
@@ -353,10 +345,10 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   c.device = device.value_or("");
   c.master = master.value_or("");
   if (!c.device.empty() && !isValidIfname(c.device)) {
-    return invalid(fmt::format("\"device\" \"{}\" is not a valid interface name", c.device));
+    return invalidConfig(fmt::format("\"device\" \"{}\" is not a valid interface name", c.device));
   }
   if (!c.master.empty() && !isValidIfname(c.master)) {
-    return invalid(fmt::format("\"master\" \"{}\" is not a valid interface name", c.master));
+    return invalidConfig(fmt::format("\"master\" \"{}\" is not a valid interface name", c.master));
   }
   RDMANET_ASSIGN_OR_RETURN(c.hwaddr, macField(doc, "hwaddr"));
   RDMANET_ASSIGN_OR_RETURN(auto kpath, optString(doc, "kernelpath"));
@@ -366,7 +358,7 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
 
   RDMANET_ASSIGN_OR_RETURN(auto mtu, optInt(doc, "mtu", 0, 65535));
   if (mtu && *mtu != 0) {
-    if (*mtu < 68) return invalid(fmt::format("\"mtu\" is {}, below the minimum 68", *mtu));
+    if (*mtu < 68) return invalidConfig(fmt::format("\"mtu\" is {}, below the minimum 68", *mtu));
     c.mtu = static_cast<uint32_t>(*mtu);
   }
   RDMANET_RETURN_IF_ERROR(parseVfKeys(doc, c));
@@ -381,22 +373,22 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   RDMANET_ASSIGN_OR_RETURN(auto pid, optString(doc, "podInfoDir"));
   if (pid && !pid->empty()) {
     if (!isSafeAbsPath(*pid))
-      return invalid("\"podInfoDir\" must be an absolute path without '..'");
+      return invalidConfig("\"podInfoDir\" must be an absolute path without '..'");
     c.pod_info_dir = *pid;
   }
   RDMANET_ASSIGN_OR_RETURN(auto dra_dir, optString(doc, "draDevicesDir"));
   if (dra_dir && !dra_dir->empty()) {
     if (!isSafeAbsPath(*dra_dir))
-      return invalid("\"draDevicesDir\" must be an absolute path without '..'");
+      return invalidConfig("\"draDevicesDir\" must be an absolute path without '..'");
     c.dra_devices_dir = *dra_dir;
   }
   RDMANET_ASSIGN_OR_RETURN(auto resource, optString(doc, "resourceName"));
   c.resource_name = resource.value_or("");
   if (!c.dra_devices_dir.empty() && c.resource_name.empty()) {
-    return invalid("\"draDevicesDir\" needs \"resourceName\" (the pool, e.g. rdma/vf)");
+    return invalidConfig("\"draDevicesDir\" needs \"resourceName\" (the pool, e.g. rdma/vf)");
   }
   if (!c.log_file.empty() && !isSafeAbsPath(c.log_file)) {
-    return invalid("\"logFile\" must be an absolute path without '..'");
+    return invalidConfig("\"logFile\" must be an absolute path without '..'");
   }
   RDMANET_RETURN_IF_ERROR(parseRuntime(doc, command, args, c));
   RDMANET_ASSIGN_OR_RETURN(const json* prev, optObject(doc, "prevResult"));
@@ -408,18 +400,18 @@ Result<NetConf> parseNetConfJson(const json& doc, Command command, const CniArgs
   const bool claimable = !c.dra_devices_dir.empty() && !args.pod_uid.empty();
   if ((command == Command::kAdd || command == Command::kCheck) && !claimable) {
     if (c.mode == Mode::kSriov && !c.device_id) {
-      return invalid("mode sriov needs \"deviceID\" (from the device plugin via Multus)");
+      return invalidConfig("mode sriov needs \"deviceID\" (from the device plugin via Multus)");
     }
     if (c.mode == Mode::kMacvlan && c.master.empty())
-      return invalid("mode macvlan needs \"master\"");
+      return invalidConfig("mode macvlan needs \"master\"");
     if (c.mode == Mode::kHostDevice && !c.device_id && c.device.empty() && !c.hwaddr) {
-      return invalid(
+      return invalidConfig(
           "mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\" (for a "
           "network with a resource, Multus passes the device kubelet allocated to the pod: the "
           "pod must request the resource)");
     }
     if (!c.mode && !c.device_id && c.device.empty() && !c.hwaddr && c.master.empty()) {
-      return invalid(
+      return invalidConfig(
           "one of \"deviceID\", \"pciBusID\", \"device\", \"hwaddr\" or \"master\" is "
           "required");
     }

@@ -4,6 +4,7 @@
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/version.h"
+#include "common/json/json_fields.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -18,7 +19,7 @@ Result<std::optional<IpAddress>> optIp(const json& obj, std::string_view key) {
 
 Result<IpPrefix> reqPrefix(const json& obj, std::string_view key) {
   RDMANET_ASSIGN_OR_RETURN(auto s, optString(obj, key));
-  if (!s) return makeError(ErrorCode::kInvalidConfig, fmt::format("\"{}\" is required", key));
+  if (!s) return missing(key);
   auto p = IpPrefix::parse(*s);
   if (!p.ok()) return p.error().context(key);
   return *p;

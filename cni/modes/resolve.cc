@@ -4,11 +4,10 @@
 #include "cni/modes/mode.h"
 #include "common/inventory/netdev.h"
 #include "common/inventory/pci.h"
+#include "common/json/json_fields.h"
 
 namespace rdmanet::cni {
 namespace {
-
-Error invalid(std::string msg) { return makeError(ErrorCode::kInvalidConfig, std::move(msg)); }
 
 Result<std::string> firstNetdev(const Sysfs& sysfs, const PciFunction& fn, std::string_view what) {
   const auto names = netdevNamesOf(sysfs, fn.address);
@@ -29,7 +28,7 @@ Status checkKnobsFitMode(const NetConf& c, Mode mode) {
                     : (c.min_tx_rate || c.max_tx_rate) ? "min_tx_rate/max_tx_rate"
                                                        : nullptr;
   if (key == nullptr) return okStatus();
-  return invalid(
+  return invalidConfig(
       fmt::format("\"{}\" applies to SR-IOV VFs only, but the mode is {}", key, modeName(mode)));
 }
 
@@ -67,10 +66,10 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
 
   switch (d.mode) {
     case Mode::kSriov: {
-      if (!fn) return invalid("mode sriov needs \"deviceID\"");
+      if (!fn) return invalidConfig("mode sriov needs \"deviceID\"");
       if (!fn->isVf()) {
-        return invalid(fmt::format("deviceID {} is not an SR-IOV VF (use mode host-device)",
-                                   fn->address.str()));
+        return invalidConfig(fmt::format("deviceID {} is not an SR-IOV VF (use mode host-device)",
+                                         fn->address.str()));
       }
       d.pci = fn->address;
       d.pf = fn->pf;
@@ -87,7 +86,7 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
       break;
     }
     case Mode::kMacvlan: {
-      if (c.master.empty()) return invalid("mode macvlan needs \"master\"");
+      if (c.master.empty()) return invalidConfig("mode macvlan needs \"master\"");
       d.netdev = c.master;
       // The master's function, NUMA node (and, in plugin.cc, RDMA devices) only feed the
       // device-info file: without one, the sysfs walk is skipped (it is most of a macvlan
@@ -108,7 +107,8 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
         if (nd.ok() && nd->pci) d.pci = nd->pci;
       } else if (fn) {
         if (fn->isVf() && c.mode != Mode::kHostDevice) {
-          return invalid(fmt::format("deviceID {} is a VF: use mode sriov", fn->address.str()));
+          return invalidConfig(
+              fmt::format("deviceID {} is a VF: use mode sriov", fn->address.str()));
         }
         d.pci = fn->address;
         RDMANET_ASSIGN_OR_RETURN(d.netdev, firstNetdev(deps.sysfs, *fn, "device"));
@@ -122,7 +122,7 @@ Result<ResolvedDevice> resolveDevice(const NetConf& c, PluginDeps& deps) {
                            fmt::format("no link with hwaddr {}", c.hwaddr->str()));
         }
       } else {
-        return invalid(
+        return invalidConfig(
             "mode host-device needs \"device\", \"hwaddr\", \"pciBusID\" or \"deviceID\"");
       }
       if (d.pci) {

@@ -7,11 +7,13 @@
 //   std::optional<PoolMode> m = enumOf<PoolMode>(kPoolModes, word);  // nullopt: not a mode
 //   std::string_view n = nameOf<PoolMode>(kPoolModes, m);            // "vf"
 //
-// What an unknown word means (which error, which list of choices) stays with the caller.
+// What an unknown word means (which error) stays with the caller; enumWords lists the choices.
 
+#include <cctype>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace rdmanet {
 
@@ -21,13 +23,40 @@ struct EnumName {
   E value;
 };
 
+// How a word is matched against a table: as written, or in any case (the table's words are
+// lower case: "802.1Q", "ON", "Eth" read as "802.1q", "on", "eth").
+enum class WordCase { kExact, kFold };
+
+inline bool sameWord(std::string_view table_word, std::string_view word, WordCase c) {
+  if (c == WordCase::kExact) return table_word == word;
+  if (table_word.size() != word.size()) return false;
+  for (size_t i = 0; i < word.size(); ++i) {
+    if (table_word[i] != std::tolower(static_cast<unsigned char>(word[i]))) return false;
+  }
+  return true;
+}
+
 // The value whose word is `name`; nullopt for a word not in `table`.
 template <typename E>
-std::optional<E> enumOf(std::span<const EnumName<E>> table, std::string_view name) {
+std::optional<E> enumOf(std::span<const EnumName<E>> table, std::string_view name,
+                        WordCase c = WordCase::kExact) {
   for (const auto& e : table) {
-    if (e.name == name) return e.value;
+    if (sameWord(e.name, name, c)) return e.value;
   }
   return std::nullopt;
+}
+
+// The words that name `table`'s values, one per value (its first spelling), in table order: the
+// choices an error about an unknown word lists.
+template <typename E>
+std::vector<std::string_view> enumWords(std::span<const EnumName<E>> table) {
+  std::vector<std::string_view> words;
+  for (size_t i = 0; i < table.size(); ++i) {
+    bool first = true;
+    for (size_t j = 0; j < i && first; ++j) first = !(table[j].value == table[i].value);
+    if (first) words.push_back(table[i].name);
+  }
+  return words;
 }
 
 // The word for `value`; `other` for a value not in `table`.

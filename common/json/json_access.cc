@@ -13,6 +13,11 @@ Error outOfRange(std::string_view key, auto value, int64_t lo, int64_t hi) {
                    fmt::format("\"{}\" is {}, out of range {}..{}", key, value, lo, hi));
 }
 
+// What an error calls the member `key`: its `path` when one was given.
+std::string_view errorName(std::string_view key, std::string_view path) {
+  return path.empty() ? key : path;
+}
+
 }  // namespace
 
 Error jsonTypeError(std::string_view key, std::string_view want) {
@@ -63,17 +68,18 @@ Result<std::vector<std::string>> asStringArray(const json& v, std::string_view k
   return out;
 }
 
-Result<std::optional<std::string>> optString(const json& obj, std::string_view key) {
+Result<std::optional<std::string>> optString(const json& obj, std::string_view key,
+                                             std::string_view path) {
   const json* v = jsonMember(obj, key);
   if (v == nullptr) return std::optional<std::string>();
-  RDMANET_ASSIGN_OR_RETURN(std::string s, asString(*v, key));
+  RDMANET_ASSIGN_OR_RETURN(std::string s, asString(*v, errorName(key, path)));
   return std::optional<std::string>(std::move(s));
 }
 
-Result<std::optional<bool>> optBool(const json& obj, std::string_view key) {
+Result<std::optional<bool>> optBool(const json& obj, std::string_view key, std::string_view path) {
   const json* v = jsonMember(obj, key);
   if (v == nullptr) return std::optional<bool>();
-  RDMANET_ASSIGN_OR_RETURN(bool b, asBool(*v, key));
+  RDMANET_ASSIGN_OR_RETURN(bool b, asBool(*v, errorName(key, path)));
   return std::optional<bool>(b);
 }
 
@@ -85,17 +91,17 @@ Result<std::optional<int64_t>> optInt(const json& obj, std::string_view key, int
   return std::optional<int64_t>(n);
 }
 
-Result<const json*> optObject(const json& obj, std::string_view key) {
+Result<const json*> optObject(const json& obj, std::string_view key, std::string_view path) {
   const json* v = jsonMember(obj, key);
   if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_object()) return jsonTypeError(key, "an object");
+  if (!v->is_object()) return jsonTypeError(errorName(key, path), "an object");
   return v;
 }
 
-Result<const json*> optArray(const json& obj, std::string_view key) {
+Result<const json*> optArray(const json& obj, std::string_view key, std::string_view path) {
   const json* v = jsonMember(obj, key);
   if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_array()) return jsonTypeError(key, "an array");
+  if (!v->is_array()) return jsonTypeError(errorName(key, path), "an array");
   return v;
 }
 

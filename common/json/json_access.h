@@ -36,10 +36,14 @@ Result<int64_t> asInt(const nlohmann::json& v, std::string_view key, int64_t lo,
 // An array of strings; an element of another type is named "<key>[i]".
 Result<std::vector<std::string>> asStringArray(const nlohmann::json& v, std::string_view key);
 
-// Members of `obj`: absent or null is nullopt (nullptr for the object and array forms); present
-// with the wrong type, error 7 naming `key`.
-Result<std::optional<std::string>> optString(const nlohmann::json& obj, std::string_view key);
-Result<std::optional<bool>> optBool(const nlohmann::json& obj, std::string_view key);
+// Members of `obj` looked up by `key`: absent or null is nullopt (nullptr for the object and
+// array forms); present with the wrong type, error 7 naming `path`, or `key` when `path` is empty.
+// A member deep in a document is named by its path
+// ("status.allocation.devices.results[0].adminAccess"), one at the top by its key ("mtu").
+Result<std::optional<std::string>> optString(const nlohmann::json& obj, std::string_view key,
+                                             std::string_view path = {});
+Result<std::optional<bool>> optBool(const nlohmann::json& obj, std::string_view key,
+                                    std::string_view path = {});
 Result<std::optional<int64_t>> optInt(const nlohmann::json& obj, std::string_view key, int64_t lo,
                                       int64_t hi);
 // The integer member `key` of `obj` as a T, or `fallback` when it is absent or null; error 7
@@ -57,7 +61,9 @@ requires(!std::same_as<T, bool>) Result<T> intOr(
   return n ? static_cast<T>(*n) : fallback;
 }
 
-Result<const nlohmann::json*> optObject(const nlohmann::json& obj, std::string_view key);
-Result<const nlohmann::json*> optArray(const nlohmann::json& obj, std::string_view key);
+Result<const nlohmann::json*> optObject(const nlohmann::json& obj, std::string_view key,
+                                        std::string_view path = {});
+Result<const nlohmann::json*> optArray(const nlohmann::json& obj, std::string_view key,
+                                       std::string_view path = {});
 
 }  // namespace rdmanet

@@ -6,42 +6,16 @@ namespace rdmanet {
 
 using nlohmann::json;
 
+Error invalidConfig(std::string msg) {
+  return makeError(ErrorCode::kInvalidConfig, std::move(msg));
+}
+
 Error invalidAt(std::string_view where, std::string_view what) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", where, what));
-}
-
-Result<std::optional<std::string>> optStringAt(const json& obj, std::string_view key,
-                                               std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return std::optional<std::string>();
-  RDMANET_ASSIGN_OR_RETURN(std::string s, asString(*v, path));
-  return std::optional<std::string>(std::move(s));
-}
-
-Result<std::optional<bool>> optBoolAt(const json& obj, std::string_view key,
-                                      std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return std::optional<bool>();
-  RDMANET_ASSIGN_OR_RETURN(bool b, asBool(*v, path));
-  return std::optional<bool>(b);
-}
-
-Result<const json*> optObjectAt(const json& obj, std::string_view key, std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_object()) return jsonTypeError(path, "an object");
-  return v;
-}
-
-Result<const json*> optArrayAt(const json& obj, std::string_view key, std::string_view path) {
-  const json* v = jsonMember(obj, key);
-  if (v == nullptr) return static_cast<const json*>(nullptr);
-  if (!v->is_array()) return jsonTypeError(path, "an array");
-  return v;
+  return invalidConfig(fmt::format("{}: {}", where, what));
 }
 
 Error missing(std::string_view path) {
-  return makeError(ErrorCode::kInvalidConfig, fmt::format("\"{}\" is required", path));
+  return invalidConfig(fmt::format("\"{}\" is required", path));
 }
 
 Result<std::string> reqStringAt(const json& obj, std::string_view key, std::string_view path) {
@@ -50,14 +24,26 @@ Result<std::string> reqStringAt(const json& obj, std::string_view key, std::stri
   return asString(*v, path);
 }
 
+namespace {
+
+// "\"a\", \"b\", \"c\"".
+std::string quotedWords(std::span<const std::string_view> words) {
+  std::string out;
+  for (std::string_view w : words) out += fmt::format("{}\"{}\"", out.empty() ? "" : ", ", w);
+  return out;
+}
+
+}  // namespace
+
 Error notOneOf(std::string_view key, std::string_view word,
                std::span<const std::string_view> words) {
-  std::string allowed;
-  for (std::string_view w : words) {
-    allowed += fmt::format("{}\"{}\"", allowed.empty() ? "" : ", ", w);
-  }
-  return makeError(ErrorCode::kInvalidConfig,
-                   fmt::format("\"{}\" is \"{}\", not one of {}", key, word, allowed));
+  return invalidConfig(
+      fmt::format("\"{}\" is \"{}\", not one of {}", key, word, quotedWords(words)));
+}
+
+Error notOneOfAt(std::string_view path, std::string_view word,
+                 std::span<const std::string_view> words) {
+  return invalidAt(path, fmt::format("\"{}\" is not one of {}", word, quotedWords(words)));
 }
 
 }  // namespace rdmanet

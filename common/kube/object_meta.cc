@@ -19,10 +19,10 @@ std::string elementPath(std::string_view path, size_t index) {
 Result<ObjectMeta> decodeObjectMeta(const json& obj, std::string_view path) {
   ObjectMeta out;
   const std::string at = memberPath(path, "metadata");
-  RDMANET_ASSIGN_OR_RETURN(const json* meta, optObjectAt(obj, "metadata", at));
+  RDMANET_ASSIGN_OR_RETURN(const json* meta, optObject(obj, "metadata", at));
   if (meta == nullptr) return out;
   const auto opt = [&](const char* key, std::string& into) -> Status {
-    RDMANET_ASSIGN_OR_RETURN(auto s, optStringAt(*meta, key, memberPath(at, key)));
+    RDMANET_ASSIGN_OR_RETURN(auto s, optString(*meta, key, memberPath(at, key)));
     into = s.value_or("");
     return okStatus();
   };
@@ -30,7 +30,7 @@ Result<ObjectMeta> decodeObjectMeta(const json& obj, std::string_view path) {
   RDMANET_RETURN_IF_ERROR(opt("namespace", out.ns));
   RDMANET_RETURN_IF_ERROR(opt("uid", out.uid));
   const std::string refs_at = memberPath(at, "ownerReferences");
-  RDMANET_ASSIGN_OR_RETURN(const json* refs, optArrayAt(*meta, "ownerReferences", refs_at));
+  RDMANET_ASSIGN_OR_RETURN(const json* refs, optArray(*meta, "ownerReferences", refs_at));
   if (refs == nullptr) return out;
   for (size_t i = 0; i < refs->size(); ++i) {
     const json& r = (*refs)[i];
@@ -42,7 +42,7 @@ Result<ObjectMeta> decodeObjectMeta(const json& obj, std::string_view path) {
     RDMANET_ASSIGN_OR_RETURN(o.kind, reqStringAt(r, "kind", memberPath(ri, "kind")));
     RDMANET_ASSIGN_OR_RETURN(o.name, reqStringAt(r, "name", memberPath(ri, "name")));
     RDMANET_ASSIGN_OR_RETURN(o.uid, reqStringAt(r, "uid", memberPath(ri, "uid")));
-    RDMANET_ASSIGN_OR_RETURN(auto c, optBoolAt(r, "controller", memberPath(ri, "controller")));
+    RDMANET_ASSIGN_OR_RETURN(auto c, optBool(r, "controller", memberPath(ri, "controller")));
     o.controller = c.value_or(false);
     out.owner_references.push_back(std::move(o));
   }
@@ -53,7 +53,7 @@ Result<ListMeta> decodeListMeta(const json& list) {
   ListMeta out;
   RDMANET_ASSIGN_OR_RETURN(const json* meta, optObject(list, "metadata"));
   if (meta == nullptr) return out;
-  RDMANET_ASSIGN_OR_RETURN(auto token, optStringAt(*meta, "continue", "metadata.continue"));
+  RDMANET_ASSIGN_OR_RETURN(auto token, optString(*meta, "continue", "metadata.continue"));
   out.continue_token = token.value_or("");
   return out;
 }

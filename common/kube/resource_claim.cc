@@ -12,7 +12,7 @@ namespace {
 template <typename F>
 Status forEachObject(const json* obj, std::string_view key, const std::string& path, F&& each) {
   if (obj == nullptr) return okStatus();
-  RDMANET_ASSIGN_OR_RETURN(const json* arr, optArrayAt(*obj, key, path));
+  RDMANET_ASSIGN_OR_RETURN(const json* arr, optArray(*obj, key, path));
   if (arr == nullptr) return okStatus();
   for (size_t i = 0; i < arr->size(); ++i) {
     const json& e = (*arr)[i];
@@ -26,7 +26,7 @@ Status forEachObject(const json* obj, std::string_view key, const std::string& p
 // The object at `key` of `obj` (nullptr when `obj` is nullptr or the member is absent).
 Result<const json*> child(const json* obj, std::string_view key, const std::string& path) {
   if (obj == nullptr) return static_cast<const json*>(nullptr);
-  return optObjectAt(*obj, key, path);
+  return optObject(*obj, key, path);
 }
 
 Result<std::string> req(const json& obj, const char* key, std::string_view at) {
@@ -56,8 +56,7 @@ Result<ResourceClaim> decodeResourceClaim(const json& claim) {
                            child(alloc, "devices", "status.allocation.devices"));
   const std::string results_at = "status.allocation.devices.results";
   if (alloc_devices != nullptr) {
-    RDMANET_ASSIGN_OR_RETURN(const json* results,
-                             optArrayAt(*alloc_devices, "results", results_at));
+    RDMANET_ASSIGN_OR_RETURN(const json* results, optArray(*alloc_devices, "results", results_at));
     out.allocated = results != nullptr;
   }
   RDMANET_RETURN_IF_ERROR(forEachObject(
@@ -67,27 +66,26 @@ Result<ResourceClaim> decodeResourceClaim(const json& claim) {
         RDMANET_ASSIGN_OR_RETURN(d.driver, req(r, "driver", at));
         RDMANET_ASSIGN_OR_RETURN(d.pool, req(r, "pool", at));
         RDMANET_ASSIGN_OR_RETURN(d.device, req(r, "device", at));
-        RDMANET_ASSIGN_OR_RETURN(d.share_id, optStringAt(r, "shareID", memberPath(at, "shareID")));
+        RDMANET_ASSIGN_OR_RETURN(d.share_id, optString(r, "shareID", memberPath(at, "shareID")));
         RDMANET_ASSIGN_OR_RETURN(auto admin,
-                                 optBoolAt(r, "adminAccess", memberPath(at, "adminAccess")));
+                                 optBool(r, "adminAccess", memberPath(at, "adminAccess")));
         d.admin_access = admin.value_or(false);
         out.results.push_back(std::move(d));
         return okStatus();
       }));
 
-  RDMANET_RETURN_IF_ERROR(
-      forEachObject(status, "reservedFor", "status.reservedFor",
-                    [&](const json& r, const std::string& at) -> Status {
-                      ConsumerReference c;
-                      RDMANET_ASSIGN_OR_RETURN(
-                          auto group, optStringAt(r, "apiGroup", memberPath(at, "apiGroup")));
-                      c.api_group = group.value_or("");
-                      RDMANET_ASSIGN_OR_RETURN(c.resource, req(r, "resource", at));
-                      RDMANET_ASSIGN_OR_RETURN(c.name, req(r, "name", at));
-                      RDMANET_ASSIGN_OR_RETURN(c.uid, req(r, "uid", at));
-                      out.reserved_for.push_back(std::move(c));
-                      return okStatus();
-                    }));
+  RDMANET_RETURN_IF_ERROR(forEachObject(
+      status, "reservedFor", "status.reservedFor",
+      [&](const json& r, const std::string& at) -> Status {
+        ConsumerReference c;
+        RDMANET_ASSIGN_OR_RETURN(auto group, optString(r, "apiGroup", memberPath(at, "apiGroup")));
+        c.api_group = group.value_or("");
+        RDMANET_ASSIGN_OR_RETURN(c.resource, req(r, "resource", at));
+        RDMANET_ASSIGN_OR_RETURN(c.name, req(r, "name", at));
+        RDMANET_ASSIGN_OR_RETURN(c.uid, req(r, "uid", at));
+        out.reserved_for.push_back(std::move(c));
+        return okStatus();
+      }));
 
   RDMANET_RETURN_IF_ERROR(forEachObject(
       status, "devices", "status.devices", [&](const json& e, const std::string& at) -> Status {
@@ -95,7 +93,7 @@ Result<ResourceClaim> decodeResourceClaim(const json& claim) {
         RDMANET_ASSIGN_OR_RETURN(d.driver, req(e, "driver", at));
         RDMANET_ASSIGN_OR_RETURN(d.pool, req(e, "pool", at));
         RDMANET_ASSIGN_OR_RETURN(d.device, req(e, "device", at));
-        RDMANET_ASSIGN_OR_RETURN(d.share_id, optStringAt(e, "shareID", memberPath(at, "shareID")));
+        RDMANET_ASSIGN_OR_RETURN(d.share_id, optString(e, "shareID", memberPath(at, "shareID")));
         out.devices.push_back(std::move(d));
         return okStatus();
       }));

@@ -22,17 +22,17 @@ Result<ResourceSlice> decodeResourceSlice(const json& item, std::string_view pat
   ResourceSlice out{.raw = &item};
   RDMANET_ASSIGN_OR_RETURN(out.metadata, decodeObjectMeta(item, path));
   const std::string spec_at = memberPath(path, "spec");
-  RDMANET_ASSIGN_OR_RETURN(const json* spec, optObjectAt(item, "spec", spec_at));
+  RDMANET_ASSIGN_OR_RETURN(const json* spec, optObject(item, "spec", spec_at));
   if (spec == nullptr) {
     return missing(spec_at);
   }
   RDMANET_ASSIGN_OR_RETURN(out.driver, reqStringAt(*spec, "driver", memberPath(spec_at, "driver")));
   RDMANET_ASSIGN_OR_RETURN(auto node,
-                           optStringAt(*spec, "nodeName", memberPath(spec_at, "nodeName")));
+                           optString(*spec, "nodeName", memberPath(spec_at, "nodeName")));
   out.node_name = node.value_or("");
 
   const std::string pool_at = memberPath(spec_at, "pool");
-  RDMANET_ASSIGN_OR_RETURN(const json* pool, optObjectAt(*spec, "pool", pool_at));
+  RDMANET_ASSIGN_OR_RETURN(const json* pool, optObject(*spec, "pool", pool_at));
   if (pool == nullptr) {
     return missing(pool_at);
   }
@@ -50,7 +50,7 @@ Result<ResourceSlice> decodeResourceSlice(const json& item, std::string_view pat
   RDMANET_RETURN_IF_ERROR(count("resourceSliceCount", out.pool.resource_slice_count));
 
   const std::string devices_at = memberPath(spec_at, "devices");
-  RDMANET_ASSIGN_OR_RETURN(out.devices, optArrayAt(*spec, "devices", devices_at));
+  RDMANET_ASSIGN_OR_RETURN(out.devices, optArray(*spec, "devices", devices_at));
   if (out.devices == nullptr) out.devices = &emptyArray();
   for (size_t i = 0; i < out.devices->size(); ++i) {
     const json& d = (*out.devices)[i];
@@ -64,7 +64,7 @@ Result<ResourceSlice> decodeResourceSlice(const json& item, std::string_view pat
 
 Result<ResourceSliceList> decodeResourceSliceList(const json& list) {
   if (!list.is_object()) return jsonTypeError("ResourceSliceList", "an object");
-  RDMANET_ASSIGN_OR_RETURN(const json* items, optArrayAt(list, "items", "items"));
+  RDMANET_ASSIGN_OR_RETURN(const json* items, optArray(list, "items", "items"));
   ResourceSliceList out;
   if (items == nullptr) return out;
   for (size_t i = 0; i < items->size(); ++i) {

@@ -97,22 +97,14 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
       p.rdma_hca_max = static_cast<int>(n);
       has_max = true;
     } else if (k == "mode") {
-      RDMANET_ASSIGN_OR_RETURN(std::string m, asString(v, sub));
-      auto mode = enumOf<PoolMode>(kPoolModes, m);
-      if (!mode) return invalidAt(sub, fmt::format("\"{}\" is not one of \"vf\", \"shared\"", m));
-      p.mode = *mode;
+      RDMANET_ASSIGN_OR_RETURN(p.mode, asEnum<PoolMode>(v, sub, kPoolModes, notOneOfAt));
       has_mode = true;
     } else if (k == "lossless") {
       RDMANET_ASSIGN_OR_RETURN(Lossless l, parseLossless(v, sub));
       p.lossless = l;
     } else if (k == "preferredAllocation") {
-      RDMANET_ASSIGN_OR_RETURN(std::string s, asString(v, sub));
-      auto policy = enumOf<AllocationPolicy>(kPolicies, s);
-      if (!policy) {
-        return invalidAt(sub,
-                         fmt::format("\"{}\" is not one of \"pack\", \"spread\", \"gpu-near\"", s));
-      }
-      p.preferred_allocation = *policy;
+      RDMANET_ASSIGN_OR_RETURN(p.preferred_allocation,
+                               asEnum<AllocationPolicy>(v, sub, kPolicies, notOneOfAt));
     } else if (k == "podInfoDir") {
       RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "common/base/enum_names.h"
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"
 #include "common/json/json_fields.h"
@@ -35,6 +36,10 @@ Result<int> parseIndex(std::string_view s, std::string_view key) {
   }
   return n;
 }
+
+// The link layers a selector may name, in any case ("eth" is ether's short name).
+constexpr EnumName<std::string_view> kLinkTypes[] = {
+    {"ether", "ether"}, {"infiniband", "infiniband"}, {"eth", "ether"}};
 
 // Keys sriov-network-device-plugin knows that rdmanet does not implement.
 bool isUnsupportedSriovKey(std::string_view k) {
@@ -79,13 +84,9 @@ Result<Selector> parseSelector(const json& j, const std::string& key) {
         RDMANET_ASSIGN_OR_RETURN(DeviceRef r, parseDeviceRef(val, k == "rootDevices", item));
         (k == "pfNames" ? s.pf_names : s.root_devices).push_back(std::move(r));
       } else if (k == "linkTypes") {
-        std::string t = lower(val);
-        if (t == "eth") t = "ether";
-        if (t != "ether" && t != "infiniband") {
-          return invalidAt(item,
-                           fmt::format("\"{}\" is not one of \"ether\", \"infiniband\"", val));
-        }
-        s.link_types.push_back(t);
+        auto t = enumOf<std::string_view>(kLinkTypes, val, WordCase::kFold);
+        if (!t) return notOneOfAt(item, val, enumWords<std::string_view>(kLinkTypes));
+        s.link_types.emplace_back(*t);
       } else {  // ifNames
         if (!isValidIfName(val)) {
           return invalidAt(item, fmt::format("\"{}\" is not an interface name", val));

@@ -20,7 +20,7 @@ Result<std::vector<nlohmann::json>> KubeClaimReader::listClaims(const Deadline& 
                              client_.list(dra::allResourceClaimsPath(), page, deadline));
     // The claims themselves are decoded by their readers (kube::decodeResourceClaim), one by
     // one: a claim rdmanet cannot read must not hide the others.
-    RDMANET_ASSIGN_OR_RETURN(const nlohmann::json* items, optArrayAt(list, "items", "items"));
+    RDMANET_ASSIGN_OR_RETURN(const nlohmann::json* items, optArray(list, "items", "items"));
     if (items != nullptr) {
       for (const auto& item : *items) out.push_back(item);
     }

@@ -143,6 +143,43 @@ TEST(NetConfTest, DelNeedsNoDeviceKeys) {
       parse(R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet"})", Command::kDel).ok());
 }
 
+// An unknown word of an enum key: the error names the key, the word and every choice, with the
+// code the key has always had (8 for what rdmanet does not implement, 7 for a malformed value).
+TEST(NetConfTest, UnknownEnumWordsListTheChoices) {
+  const std::string head = R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet", )";
+  auto msgOf = [&](const std::string& keys, ErrorCode code) {
+    auto c = parse(head + keys + "}");
+    EXPECT_FALSE(c.ok()) << keys;
+    if (c.ok()) return std::string();
+    EXPECT_EQ(c.error().code, code) << keys;
+    return c.error().msg;
+  };
+  EXPECT_EQ(msgOf(R"("master": "e", "mode": "ipvlan")", ErrorCode::kUnsupportedField),
+            "unsupported value \"ipvlan\" for \"mode\" (supported: sriov, macvlan, host-device, "
+            "bridge, private, vepa, passthru)");
+  EXPECT_EQ(msgOf(R"("master": "e", "macvlanMode": "source")", ErrorCode::kUnsupportedField),
+            "unsupported value \"source\" for \"macvlanMode\" (supported: bridge, private, vepa, "
+            "passthru)");
+  EXPECT_EQ(msgOf(R"("master": "e", "lossless": {"priority": 3, "check": "strict"})",
+                  ErrorCode::kUnsupportedField),
+            "unsupported value \"strict\" for \"lossless.check\" (supported: enforce, warn, off)");
+  EXPECT_EQ(msgOf(R"("master": "e", "vlan": 5, "vlanProto": "802.1X")", ErrorCode::kInvalidConfig),
+            "\"vlanProto\" must be \"802.1q\" or \"802.1ad\", not \"802.1X\"");
+  EXPECT_EQ(msgOf(R"("master": "e", "spoofchk": "Yes")", ErrorCode::kInvalidConfig),
+            "\"spoofchk\" must be \"on\" or \"off\", not \"Yes\"");
+  EXPECT_EQ(msgOf(R"("master": "e", "link_state": "up")", ErrorCode::kInvalidConfig),
+            "\"link_state\" must be \"auto\", \"enable\" or \"disable\", not \"up\"");
+}
+
+TEST(NetConfTest, OnOffAndVlanProtoReadInAnyCase) {
+  auto c = parse(R"({"cniVersion": "1.0.0", "name": "n", "type": "rdmanet", "master": "e",
+                     "vlan": 5, "vlanProto": "802.1AD", "spoofchk": "ON", "trust": "False"})");
+  ASSERT_TRUE(c.ok()) << c.error().msg;
+  EXPECT_EQ(c->vlan_proto, 0x88a8);
+  EXPECT_EQ(c->spoofchk, true);
+  EXPECT_EQ(c->trust, false);
+}
+
 struct BadConf {
   const char* name;
   std::string json;

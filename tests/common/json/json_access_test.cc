@@ -56,7 +56,16 @@ INSTANTIATE_TEST_SUITE_P(
             [] { return statusOf(asStringArray(kDoc["list"], "sel.vendors")); },
             "\"sel.vendors[1]\" must be a string"},
         Bad{"PathAsKey", [] { return statusOf(asString(kDoc["s"], "users[u].user.token")); },
-            "\"users[u].user.token\" must be a string"}),
+            "\"users[u].user.token\" must be a string"},
+        // A member deep in a document: looked up by its key, named by its path.
+        Bad{"StringNamedByPath", [] { return statusOf(optString(kDoc, "s", "spec.s")); },
+            "\"spec.s\" must be a string"},
+        Bad{"BoolNamedByPath", [] { return statusOf(optBool(kDoc, "b", "spec.b")); },
+            "\"spec.b\" must be a boolean"},
+        Bad{"ObjectNamedByPath", [] { return statusOf(optObject(kDoc, "o", "items[0].o")); },
+            "\"items[0].o\" must be an object"},
+        Bad{"ArrayNamedByPath", [] { return statusOf(optArray(kDoc, "a", "items[0].a")); },
+            "\"items[0].a\" must be an array"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(JsonAccessTest, AbsentNullAndNonObjectsReadAsNothing) {

@@ -100,6 +100,14 @@ TEST(ConfigTest, SameAsIgnoresWhereThePoolCameFrom) {
   EXPECT_FALSE(a->pools[0].sameAs(b->pools[0]));
 }
 
+TEST(ConfigTest, LinkTypesReadInAnyCaseWithEthForEther) {
+  auto cfg = parseConfig(
+      R"({"resourceList": [{"resourceName": "a", "selectors": {"linkTypes": ["Eth", "INFINIBAND"]}}]})");
+  ASSERT_TRUE(cfg.ok()) << cfg.error().msg;
+  EXPECT_EQ(cfg->pools[0].selectors[0].link_types,
+            (std::vector<std::string>{"ether", "infiniband"}));
+}
+
 struct BadCase {
   std::string name;
   std::string json;
@@ -180,12 +188,12 @@ INSTANTIATE_TEST_SUITE_P(
                 "selectors.pfNames[0]"},
         BadCase{"BadRootDevice", sel(R"("rootDevices": ["ens1f0#1"])"), ErrorCode::kInvalidConfig,
                 "selectors.rootDevices[0]"},
-        BadCase{"BadLinkType", sel(R"("linkTypes": ["wifi"])"), ErrorCode::kInvalidConfig,
-                "selectors.linkTypes[0]"},
+        BadCase{"BadLinkType", sel(R"("linkTypes": ["eth", "Wifi"])"), ErrorCode::kInvalidConfig,
+                R"(selectors.linkTypes[1]: "Wifi" is not one of "ether", "infiniband")"},
         BadCase{"IsRdmaNotBool", sel(R"("isRdma": "yes")"), ErrorCode::kInvalidConfig,
                 "selectors.isRdma"},
         BadCase{"BadMode", pool(R"("mode": "sriov")"), ErrorCode::kInvalidConfig,
-                "resourceList[0].mode"},
+                R"(resourceList[0].mode: "sriov" is not one of "vf", "shared")"},
         BadCase{"PriorityOutOfRange", pool(R"("lossless": {"priority": 9})"),
                 ErrorCode::kInvalidConfig, "resourceList[0].lossless.priority"},
         BadCase{"DscpOutOfRange", pool(R"("lossless": {"dscp": 64})"), ErrorCode::kInvalidConfig,
@@ -195,7 +203,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"LosslessEmpty", pool(R"("lossless": {})"), ErrorCode::kInvalidConfig,
                 "resourceList[0].lossless"},
         BadCase{"BadPolicy", pool(R"("preferredAllocation": "closest")"), ErrorCode::kInvalidConfig,
-                "resourceList[0].preferredAllocation"},
+                R"(resourceList[0].preferredAllocation: "closest" is not one of "pack", "spread", )"
+                R"("gpu-near")"},
         BadCase{"ZeroSlots", R"({"configList": [{"resourceName": "s", "rdmaHcaMax": 0}]})",
                 ErrorCode::kInvalidConfig, "configList[0].rdmaHcaMax"},
         BadCase{"SlotsInVfMode", pool(R"("rdmaHcaMax": 4)"), ErrorCode::kInvalidConfig,
