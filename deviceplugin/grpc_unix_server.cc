@@ -85,4 +85,10 @@ void stopUnixServer(std::unique_ptr<grpc::Server>& server, const fs::path& socke
   fs::remove(socket, ec);
 }
 
+Status UnixServer::start(const fs::path& socket, std::initializer_list<grpc::Service*> services) {
+  RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket, services));
+  socket_ = socket;
+  return okStatus();
+}
+
 }  // namespace rdmanet::dp

@@ -21,4 +21,23 @@ Result<std::unique_ptr<grpc::Server>> startUnixServer(
 // Shuts the server down (open calls get 200 ms), waits, removes the socket. Null is a no-op.
 void stopUnixServer(std::unique_ptr<grpc::Server>& server, const std::filesystem::path& socket);
 
+// The server and its socket, as each kubelet-facing server holds them: start() serves as
+// startUnixServer does, stop() (and destruction) as stopUnixServer does. The services must
+// outlive it; a holder whose streams wait on a flag sets it before stop().
+class UnixServer {
+ public:
+  UnixServer() = default;
+  UnixServer(const UnixServer&) = delete;
+  UnixServer& operator=(const UnixServer&) = delete;
+  ~UnixServer() { stop(); }
+
+  Status start(const std::filesystem::path& socket, std::initializer_list<grpc::Service*> services);
+  bool serving() const { return server_ != nullptr; }
+  void stop() { stopUnixServer(server_, socket_); }
+
+ private:
+  std::filesystem::path socket_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
 }  // namespace rdmanet::dp

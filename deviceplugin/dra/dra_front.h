@@ -119,7 +119,7 @@ class DraFront final : public Front {
   KubeletDirWatcher dirs_;     // registryDir() (kRegistryDir), pluginDir() (kPluginDir)
   // Kubelet's NotifyRegistrationStatus calls, posted from gRPC threads.
   std::unique_ptr<Mailbox<Notification>> notifications_;
-  std::unique_ptr<GrpcServer> registration_, dra_;
+  std::unique_ptr<SocketServer> registration_, dra_;
   std::unique_ptr<Worker> claim_sync_;  // from the first apply() on
   std::unique_ptr<ClaimNetworkSync> network_;
   std::unique_ptr<Worker> network_sync_;  // runs network_, from the first apply() on

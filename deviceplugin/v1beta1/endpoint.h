@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/base/result.h"
+#include "deviceplugin/front/socket_server.h"
 #include "deviceplugin/pools/resource_pool.h"
 
 namespace rdmanet::dp {
@@ -18,11 +19,9 @@ namespace rdmanet::dp {
 inline constexpr std::string_view kApiVersion = "v1beta1";
 inline constexpr std::string_view kKubeletSocket = "kubelet.sock";
 
-class Endpoint {
+// stop() ends the open ListAndWatch streams too.
+class Endpoint : public SocketServer {
  public:
-  virtual ~Endpoint() = default;
-  // Ends open ListAndWatch streams, stops serving and removes the socket. Idempotent.
-  virtual void stop() = 0;
   // Kubelet has a ListAndWatch stream open on it: kubelet holds this endpoint as connected.
   virtual bool watched() const { return false; }
 };

@@ -162,38 +162,34 @@ class PoolService final : public pb::DevicePlugin::Service {
 
 class GrpcEndpoint final : public Endpoint {
  public:
-  GrpcEndpoint(fs::path socket, std::shared_ptr<ResourcePool> pool)
-      : socket_(std::move(socket)), pool_(pool), service_(std::move(pool), &stopping_) {}
+  explicit GrpcEndpoint(std::shared_ptr<ResourcePool> pool)
+      : pool_(pool), service_(std::move(pool), &stopping_) {}
   ~GrpcEndpoint() override { stop(); }
 
-  Status start() {
-    RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket_, {&service_}));
-    return okStatus();
-  }
+  Status start(const fs::path& socket) { return server_.start(socket, {&service_}); }
 
   bool watched() const override { return service_.watched(); }
 
   void stop() override {
-    if (!server_) return;
+    if (!server_.serving()) return;
     stopping_ = true;
     pool_->kick();
-    stopUnixServer(server_, socket_);
+    server_.stop();
   }
 
  private:
-  fs::path socket_;
   std::shared_ptr<ResourcePool> pool_;
   std::atomic<bool> stopping_{false};
   PoolService service_;
-  std::unique_ptr<grpc::Server> server_;
+  UnixServer server_;
 };
 
 class GrpcEndpointFactory final : public EndpointFactory {
  public:
   Result<std::unique_ptr<Endpoint>> serve(const fs::path& socket,
                                           std::shared_ptr<ResourcePool> pool) override {
-    auto ep = std::make_unique<GrpcEndpoint>(socket, std::move(pool));
-    RDMANET_RETURN_IF_ERROR(ep->start());
+    auto ep = std::make_unique<GrpcEndpoint>(std::move(pool));
+    RDMANET_RETURN_IF_ERROR(ep->start(socket));
     return std::unique_ptr<Endpoint>(std::move(ep));
   }
 };

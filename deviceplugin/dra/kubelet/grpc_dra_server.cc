@@ -157,39 +157,34 @@ class HealthService final : public health::DRAResourceHealth::Service {
   std::shared_ptr<spdlog::logger> log_;
 };
 
-class DraServer final : public GrpcServer {
+class DraServer final : public SocketServer {
  public:
   DraServer(const DraServerOptions& opts, ReportedPreparer& preparer, const DeviceState& state,
             const Clock& clock)
       : plugin_(preparer, clock), health_(opts, state, clock, &stopping_) {}
   ~DraServer() override { stop(); }
 
-  Status start(const fs::path& socket) {
-    RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket, {&plugin_, &health_}));
-    socket_ = socket;
-    return okStatus();
-  }
+  Status start(const fs::path& socket) { return server_.start(socket, {&plugin_, &health_}); }
   void stop() override {
     stopping_ = true;
-    stopUnixServer(server_, socket_);
+    server_.stop();
   }
 
  private:
   std::atomic<bool> stopping_{false};
   DraPluginService plugin_;
   HealthService health_;
-  fs::path socket_;
-  std::unique_ptr<grpc::Server> server_;
+  UnixServer server_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<GrpcServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
-                                             ReportedPreparer& preparer, const DeviceState& state,
-                                             const Clock& clock) {
+Result<std::unique_ptr<SocketServer>> serveDra(const fs::path& socket, const DraServerOptions& opts,
+                                               ReportedPreparer& preparer, const DeviceState& state,
+                                               const Clock& clock) {
   auto s = std::make_unique<DraServer>(opts, preparer, state, clock);
   RDMANET_RETURN_IF_ERROR(s->start(socket));
-  return std::unique_ptr<GrpcServer>(std::move(s));
+  return std::unique_ptr<SocketServer>(std::move(s));
 }
 
 }  // namespace rdmanet::dp

@@ -18,18 +18,12 @@
 #include "common/base/result.h"
 #include "deviceplugin/dra/kubelet/prepare_report.h"
 #include "deviceplugin/dra/node_devices.h"
+#include "deviceplugin/front/socket_server.h"
 
 namespace rdmanet::dp {
 
 inline constexpr std::string_view kDraPluginType = "DRAPlugin";
 inline constexpr std::string_view kDraPluginVersion = "v1.DRAPlugin";
-
-class GrpcServer {
- public:
-  virtual ~GrpcServer() = default;
-  // Ends open streams, stops serving and removes the socket. Idempotent.
-  virtual void stop() = 0;
-};
 
 struct DraServerOptions {
   std::string node{};  // the DRA pool name in health reports
@@ -42,10 +36,10 @@ struct DraServerOptions {
 // Serves on `socket` (a stale file there is replaced). Error 5 when it cannot bind. `preparer`
 // (prepare and unprepare, measured and reported), `state` and `clock` (which times the health
 // streams' resends) must outlive the server.
-Result<std::unique_ptr<GrpcServer>> serveDra(const std::filesystem::path& socket,
-                                             const DraServerOptions& opts,
-                                             ReportedPreparer& preparer, const DeviceState& state,
-                                             const Clock& clock);
+Result<std::unique_ptr<SocketServer>> serveDra(const std::filesystem::path& socket,
+                                               const DraServerOptions& opts,
+                                               ReportedPreparer& preparer, const DeviceState& state,
+                                               const Clock& clock);
 
 struct PluginInfo {
   std::string name{};      // the driver name
@@ -54,8 +48,8 @@ struct PluginInfo {
 // Called on a gRPC thread for every NotifyRegistrationStatus.
 using RegistrationCallback = std::function<void(bool registered, const std::string& error)>;
 
-Result<std::unique_ptr<GrpcServer>> serveRegistration(const std::filesystem::path& socket,
-                                                      PluginInfo info,
-                                                      RegistrationCallback on_status);
+Result<std::unique_ptr<SocketServer>> serveRegistration(const std::filesystem::path& socket,
+                                                        PluginInfo info,
+                                                        RegistrationCallback on_status);
 
 }  // namespace rdmanet::dp

@@ -39,32 +39,27 @@ class RegistrationService final : public reg::Registration::Service {
   const RegistrationCallback on_status_;
 };
 
-class RegistrationServer final : public GrpcServer {
+class RegistrationServer final : public SocketServer {
  public:
   RegistrationServer(PluginInfo info, RegistrationCallback on_status)
       : service_(std::move(info), std::move(on_status)) {}
   ~RegistrationServer() override { stop(); }
 
-  Status start(const fs::path& socket) {
-    RDMANET_ASSIGN_OR_RETURN(server_, startUnixServer(socket, {&service_}));
-    socket_ = socket;
-    return okStatus();
-  }
-  void stop() override { stopUnixServer(server_, socket_); }
+  Status start(const fs::path& socket) { return server_.start(socket, {&service_}); }
+  void stop() override { server_.stop(); }
 
  private:
   RegistrationService service_;
-  fs::path socket_;
-  std::unique_ptr<grpc::Server> server_;
+  UnixServer server_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<GrpcServer>> serveRegistration(const fs::path& socket, PluginInfo info,
-                                                      RegistrationCallback on_status) {
+Result<std::unique_ptr<SocketServer>> serveRegistration(const fs::path& socket, PluginInfo info,
+                                                        RegistrationCallback on_status) {
   auto s = std::make_unique<RegistrationServer>(std::move(info), std::move(on_status));
   RDMANET_RETURN_IF_ERROR(s->start(socket));
-  return std::unique_ptr<GrpcServer>(std::move(s));
+  return std::unique_ptr<SocketServer>(std::move(s));
 }
 
 }  // namespace rdmanet::dp
