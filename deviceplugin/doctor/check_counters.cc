@@ -62,7 +62,7 @@ void checkCounters(const DoctorContext& ctx, DoctorReport& out) {
   for (const auto& p : ctx.ports) {
     if (!p.rdma) continue;
     for (const auto& port : p.rdma->ports) {
-      const std::string key = fmt::format("{}/{}", p.rdma->name, port.num);
+      const std::string key = rdmaPortName(p.rdma->name, port.num);
       auto counters = readPortCounters(ctx.sysfs, p.rdma->name, port.num);
       if (!counters) {
         out.results.push_back(makeResult("counters", key, Verdict::kUnknown,

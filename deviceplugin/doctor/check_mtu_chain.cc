@@ -49,7 +49,7 @@ void chainOfPort(const DoctorContext& ctx, const DataPort& p, DoctorReport& out)
 void roceMtuOfPort(const DataPort& p, DoctorReport& out) {
   for (const auto& port : p.facts.ports) {
     if (port.link_layer != "Ethernet") continue;
-    const std::string dev = fmt::format("{}/{}", p.rdma->name, port.num);
+    const std::string dev = rdmaPortName(p.rdma->name, port.num);
     const int want = roceMtuForNetdevMtu(p.netdev->mtu, port.max_mtu);
     std::vector<Evidence> ev = {
         {"netdev_mtu", std::to_string(p.netdev->mtu)},

@@ -23,7 +23,7 @@ std::string sourceText(const DeviceFacts& f) {
 }
 
 void checkPort(const DataPort& p, const RdmaPort& sys, const PortFacts& port, DoctorReport& out) {
-  const std::string dev = fmt::format("{}/{}", p.rdma->name, port.num);
+  const std::string dev = rdmaPortName(p.rdma->name, port.num);
   const bool active = port.state == "ACTIVE" && sys.phys_state == "LinkUp";
   int roce_v2 = 0;
   for (const auto& g : port.gids) roce_v2 += g.type == GidType::kRoceV2 ? 1 : 0;
@@ -48,8 +48,10 @@ void checkPort(const DataPort& p, const RdmaPort& sys, const PortFacts& port, Do
     }
   }
   out.results.push_back(makeResult("rdma_port", dev, v, std::move(ev), std::move(remedy)));
+}
 
-  // ibdev2netdev: the netdev of the same PCI function, and the netdevs the GID table names.
+// ibdev2netdev: the netdev of the same PCI function, and the netdevs the GID table names.
+void checkNetdevMapping(const DataPort& p, const PortFacts& port, DoctorReport& out) {
   std::set<std::string> gid_ndevs;
   for (const auto& g : port.gids) {
     if (!g.ndev.empty()) gid_ndevs.insert(g.ndev);
@@ -64,7 +66,8 @@ void checkPort(const DataPort& p, const RdmaPort& sys, const PortFacts& port, Do
   }
   const bool mapped = !netdev.empty() || !gid_ndevs.empty();
   out.results.push_back(makeResult(
-      "ibdev2netdev", dev, mapped ? Verdict::kPass : Verdict::kFail, std::move(map_ev),
+      "ibdev2netdev", rdmaPortName(p.rdma->name, port.num),
+      mapped ? Verdict::kPass : Verdict::kFail, std::move(map_ev),
       "the RDMA device has no netdev: NCCL cannot match it to an interface (NCCL_SOCKET_IFNAME, "
       "RoCE GIDs); reload mlx5_core or check that the netdev was not moved to another netns"));
 }
@@ -101,7 +104,9 @@ void checkRdmaPorts(const DoctorContext& ctx, DoctorReport& out) {
         one.ports = {sys};
         fallback = factsFromSysfs(ctx.sysfs, one).ports.front();
       }
-      checkPort(p, sys, facts ? *facts : fallback, out);
+      const PortFacts& port = facts ? *facts : fallback;
+      checkPort(p, sys, port, out);
+      checkNetdevMapping(p, port, out);
     }
   }
 }

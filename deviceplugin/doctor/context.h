@@ -61,6 +61,9 @@ inline bool isEthernet(const DataPort& p) {
 // unknown (no DCB read).
 std::optional<bool> pfcOn(const DoctorReport& out, const DataPort& p);
 
+// How results (and the counter snapshots' keys) name an RDMA port: "mlx5_0/1".
+std::string rdmaPortName(const std::string& rdma_device, int port);
+
 // Builds a result; `evidence` in reading order.
 CheckResult makeResult(std::string check, std::string device, Verdict v,
                        std::vector<Evidence> evidence, std::string remedy = {});

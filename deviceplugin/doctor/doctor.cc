@@ -16,6 +16,10 @@ bool isDataPort(const NicFunction& n) {
 
 }  // namespace
 
+std::string rdmaPortName(const std::string& rdma_device, int port) {
+  return fmt::format("{}/{}", rdma_device, port);
+}
+
 CheckResult makeResult(std::string check, std::string device, Verdict v,
                        std::vector<Evidence> evidence, std::string remedy) {
   return CheckResult{.check = std::move(check),
