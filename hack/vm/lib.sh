@@ -206,25 +206,22 @@ t_fail() {
 }
 
 # t_run NAME CMD...: passes when CMD succeeds; shows CMD's output when it fails.
-t_run() {
-  local name=$1 out
-  shift
-  if out=$("$@" 2>&1); then
-    t_pass "$name"
-  else
-    t_fail "$name: \`$*\` failed: $out"
-  fi
-}
+t_run() { _t_outcome succeeds "$@"; }
 
 # t_refused NAME CMD...: passes when CMD fails (prints the error it gave).
-t_refused() {
-  local name=$1 out
-  shift
-  if out=$("$@" 2>&1); then
-    t_fail "$name: \`$*\` succeeded"
-  else
-    t_pass "$name (refused: ${out//$'\n'/ })"
-  fi
+t_refused() { _t_outcome fails "$@"; }
+
+# _t_outcome WANT NAME CMD...: runs CMD once and checks that it WANT (succeeds or fails).
+_t_outcome() {
+  local want=$1 name=$2 out got=succeeds
+  shift 2
+  out=$("$@" 2>&1) || got=fails
+  case $want:$got in
+    succeeds:succeeds) t_pass "$name" ;;
+    succeeds:fails) t_fail "$name: \`$*\` failed: $out" ;;
+    fails:succeeds) t_fail "$name: \`$*\` succeeded" ;;
+    fails:fails) t_pass "$name (refused: ${out//$'\n'/ })" ;;
+  esac
 }
 
 # t_eq NAME GOT WANT

@@ -50,75 +50,62 @@ qemus_here() {
 }
 t_eq "no qemu left behind" "$(qemus_here)" ""
 
-# The harness's hung boot, forced (RDMANET_VM_HANG_BOOTS: no init, and the kernel stays in its
-# panic): the first boot is given up after the bound, the second runs the job.
-start=$SECONDS
-out=$(RDMANET_VM_HANG_BOOTS=1 RDMANET_VM_BOOT_TIMEOUT=45 "$run" --topology "$minimal" \
-  --timeout 120 bash -c 'echo job-ran' 2>&1)
-rc=$?
-echo "$out"
-t_eq "a boot that hangs before init is retried and the job runs" "$rc" 0
-t_match "the hang is reported" "boot attempt 1: the guest did not reach userspace within 45s" "$out"
-t_match "with the tail of its serial console" "^vm: console: .*(Kernel panic|Unable to mount root)" \
-  "$out"
-t_match "the second boot is announced" "^vm: booting once more" "$out"
-t_match "the job ran on the second boot" "^job-ran$" "$out"
-t_run "both boots took $((SECONDS - start)) s, under the bound plus a timeout" \
-  test $((SECONDS - start)) -lt 165
-t_eq "no qemu left behind" "$(qemus_here)" ""
+# A failed boot, forced by the harness's self-test variables, three ways:
+# - a hung boot (RDMANET_VM_HANG_BOOTS: no init, and the kernel stays in its panic), given up
+#   after RDMANET_VM_BOOT_TIMEOUT;
+# - a guest that stops after its init (RDMANET_VM_STALL_BOOTS: the init waits instead of running
+#   the job, and QEMU is sent SIGSTOP, which freezes it as a vCPU's lost timer does), given up
+#   when its heartbeat has not changed for RDMANET_VM_STALL_TIMEOUT;
+# - QEMU itself crashing (RDMANET_VM_CRASH_BOOTS: SIGABRT once the kernel has started, as its own
+#   failed assertion would).
+# One is reported and booted once more; two are a harness failure.
 
-out=$(RDMANET_VM_HANG_BOOTS=2 RDMANET_VM_BOOT_TIMEOUT=10 "$run" --topology "$minimal" \
-  --timeout 60 true 2>&1)
-rc=$?
-echo "$out"
-t_eq "two hung boots are a harness failure (125)" "$rc" 125
-t_match "saying so" "two boots failed; the second: the guest did not reach userspace" "$out"
-t_eq "no qemu left behind" "$(qemus_here)" ""
+# once_more WHAT REPORTED CONSOLE BOUND VAR=VALUE...: the first boot fails as the variables make
+# it, the second runs the job. The failure is reported (REPORTED, a regex) with its console's tail
+# (CONSOLE, a regex), and both boots end within BOUND seconds.
+once_more() {
+  local what=$1 reported=$2 console=$3 bound=$4 start=$SECONDS
+  shift 4
+  out=$(env "$@" "$run" --topology "$minimal" --timeout 120 bash -c 'echo job-ran' 2>&1)
+  rc=$?
+  echo "$out"
+  t_eq "$what: booted once more, and the job runs" "$rc" 0
+  t_match "$what: reported" "boot attempt 1: $reported" "$out"
+  t_match "$what: with the tail of its serial console" "$console" "$out"
+  t_match "$what: the second boot is announced" "^vm: booting once more" "$out"
+  t_match "$what: the job ran on the second boot" "^job-ran$" "$out"
+  t_run "$what: both boots took $((SECONDS - start)) s, under $bound s" \
+    test $((SECONDS - start)) -lt "$bound"
+  t_eq "$what: no qemu left behind" "$(qemus_here)" ""
+}
 
-# A guest that stops after its init (RDMANET_VM_STALL_BOOTS: the guest's init waits instead of
-# running the job, and QEMU is sent SIGSTOP, which freezes it as a vCPU's lost timer does): its
-# heartbeat stops, the guest is killed after the bound and booted once more, and the job runs.
-start=$SECONDS
-out=$(RDMANET_VM_STALL_BOOTS=1 RDMANET_VM_STALL_TIMEOUT=15 "$run" --topology "$minimal" \
-  --timeout 120 bash -c 'echo job-ran' 2>&1)
-rc=$?
-echo "$out"
-t_eq "a guest that stops is booted once more and the job runs" "$rc" 0
-t_match "the stop is reported" "boot attempt 1: the guest stopped: no heartbeat for 15s" "$out"
-t_match "the second boot is announced" "^vm: booting once more" "$out"
-t_match "the job ran on the second boot" "^job-ran$" "$out"
-t_run "both boots took $((SECONDS - start)) s, under two timeouts" \
-  test $((SECONDS - start)) -lt 240
-t_eq "no qemu left behind (a stopped one included)" "$(qemus_here)" ""
+# twice WHAT REPORTED VAR=VALUE...: two failed boots are a harness failure (125), saying why.
+twice() {
+  local what=$1 reported=$2
+  shift 2
+  out=$(env "$@" "$run" --topology "$minimal" --timeout 60 true 2>&1)
+  rc=$?
+  echo "$out"
+  t_eq "two $what: a harness failure (125)" "$rc" 125
+  t_match "two $what: saying so" "two boots failed; the second: $reported" "$out"
+  t_eq "two $what: no qemu left behind" "$(qemus_here)" ""
+}
 
-out=$(RDMANET_VM_STALL_BOOTS=2 RDMANET_VM_STALL_TIMEOUT=10 "$run" --topology "$minimal" \
-  --timeout 60 true 2>&1)
-rc=$?
-echo "$out"
-t_eq "two stopped guests are a harness failure (125)" "$rc" 125
-t_match "saying so" "two boots failed; the second: the guest stopped" "$out"
-t_eq "no qemu left behind" "$(qemus_here)" ""
+once_more "a boot that hangs before init" "the guest did not reach userspace within 45s" \
+  "^vm: console: .*(Kernel panic|Unable to mount root)" 165 \
+  RDMANET_VM_HANG_BOOTS=1 RDMANET_VM_BOOT_TIMEOUT=45
+twice "hung boots" "the guest did not reach userspace" \
+  RDMANET_VM_HANG_BOOTS=2 RDMANET_VM_BOOT_TIMEOUT=10
 
-# QEMU itself crashing (RDMANET_VM_CRASH_BOOTS: SIGABRT once the kernel has started, as its own
-# failed assertion would) is a failed boot too: the first is retried, the second is final.
-out=$(RDMANET_VM_CRASH_BOOTS=1 "$run" --topology "$minimal" --timeout 120 \
-  bash -c 'echo job-ran' 2>&1)
-rc=$?
-echo "$out"
-t_eq "a boot that QEMU crashes in is retried and the job runs" "$rc" 0
-t_match "the crash is reported with its signal" \
-  "boot attempt 1: QEMU died of SIGABRT \(exit 134\) before the guest reported an exit code" "$out"
-t_match "with the tail of its serial console" '^vm: console: \[ *[0-9.]+\] ' "$out"
-t_match "the second boot is announced" "^vm: booting once more" "$out"
-t_match "the job ran on the second boot" "^job-ran$" "$out"
-t_eq "no qemu left behind" "$(qemus_here)" ""
+once_more "a guest that stops after init" "the guest stopped: no heartbeat for 15s" \
+  "^vm: console: rdmanet-vm: stalling on purpose" 240 \
+  RDMANET_VM_STALL_BOOTS=1 RDMANET_VM_STALL_TIMEOUT=15
+twice "stopped guests" "the guest stopped" RDMANET_VM_STALL_BOOTS=2 RDMANET_VM_STALL_TIMEOUT=10
 
-out=$(RDMANET_VM_CRASH_BOOTS=2 "$run" --topology "$minimal" --timeout 60 true 2>&1)
-rc=$?
-echo "$out"
-t_eq "two crashed boots are a harness failure (125)" "$rc" 125
-t_match "saying so" "two boots failed; the second: QEMU died of SIGABRT" "$out"
-t_eq "no qemu left behind" "$(qemus_here)" ""
+once_more "a boot that QEMU crashes in" \
+  "QEMU died of SIGABRT \(exit 134\) before the guest reported an exit code" \
+  '^vm: console: \[ *[0-9.]+\] ' 240 RDMANET_VM_CRASH_BOOTS=1
+twice "crashed boots" "QEMU died of SIGABRT" RDMANET_VM_CRASH_BOOTS=2
 t_eq "and no core file" "$(compgen -G "$tmp/core*")" ""
 
 echo 'vm_qemu_args=(-device no-such-device)' >bad.sh
