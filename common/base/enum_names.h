@@ -9,6 +9,7 @@
 //
 // What an unknown word means (which error) stays with the caller; enumWords lists the choices.
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <span>
@@ -29,11 +30,10 @@ enum class WordCase { kExact, kFold };
 
 inline bool sameWord(std::string_view table_word, std::string_view word, WordCase c) {
   if (c == WordCase::kExact) return table_word == word;
-  if (table_word.size() != word.size()) return false;
-  for (size_t i = 0; i < word.size(); ++i) {
-    if (table_word[i] != std::tolower(static_cast<unsigned char>(word[i]))) return false;
-  }
-  return true;
+  auto lower = [](char ch) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  };
+  return std::ranges::equal(table_word, word, {}, {}, lower);
 }
 
 // The value whose word is `name`; nullopt for a word not in `table`.
@@ -51,10 +51,9 @@ std::optional<E> enumOf(std::span<const EnumName<E>> table, std::string_view nam
 template <typename E>
 std::vector<std::string_view> enumWords(std::span<const EnumName<E>> table) {
   std::vector<std::string_view> words;
-  for (size_t i = 0; i < table.size(); ++i) {
-    bool first = true;
-    for (size_t j = 0; j < i && first; ++j) first = !(table[j].value == table[i].value);
-    if (first) words.push_back(table[i].name);
+  for (auto it = table.begin(); it != table.end(); ++it) {
+    auto same = [&](const EnumName<E>& e) { return e.value == it->value; };
+    if (std::none_of(table.begin(), it, same)) words.push_back(it->name);
   }
   return words;
 }
