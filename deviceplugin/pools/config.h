@@ -13,12 +13,14 @@
 //   event-driven).
 // - rdmanet's per-pool keys, in either list: `mode` ("vf" | "shared"), `lossless`
 //   ({"priority": 0-7, "dscp": 0-63}), `preferredAllocation` ("pack" | "spread" | "gpu-near")
-//   and `podInfoDir` (an absolute path; vf pools only).
+//   `podInfoDir` (an absolute path; vf pools only) and `vfBandwidthMbps` (vf pools only: the
+//   share of its PF's link each VF stands for; see PoolConfig::vf_bandwidth_mbps).
 //
 // Unknown keys are rejected: a typo must not silently widen a pool. Every error message names the
 // offending key by its path, e.g. `resourceList[1].selectors.pfNames[0]`.
 
 #include <compare>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -73,6 +75,9 @@ struct Lossless {
 
 inline constexpr std::string_view kDefaultPrefix = "rdma";
 inline constexpr int kDefaultSharedSlots = 100;
+// The largest bandwidth a pool may name, 10 Tbit/s: far above any port, and far below where
+// bit/s overflow int64.
+inline constexpr int64_t kMaxBandwidthMbps = 10'000'000;
 
 struct PoolConfig {
   std::string resource_prefix = std::string(kDefaultPrefix);
@@ -85,6 +90,11 @@ struct PoolConfig {
   // `podInfoDir` (vf pools): the host directory whose per-device subdirectories the CNI fills at
   // ADD (cni/pod/pod_info.h) and Allocate mounts into the container; empty: none.
   std::string pod_info_dir{};
+  // `vfBandwidthMbps` (vf pools): each VF's share of its PF's link, in Mbit/s. Under DRA a VF
+  // then consumes that much of a counter set holding its PF's link speed (KEP-4815), so the
+  // scheduler never places more VFs on a port than the port carries, and the CNI caps the VF's
+  // max_tx_rate at it. Unset: VFs are plain devices and their rate is the NAD's.
+  std::optional<int64_t> vf_bandwidth_mbps{};
   // Ordered; a device matches the pool if any selector matches. Empty matches every device.
   std::vector<Selector> selectors{};
   std::string key{};  // where it came from, for messages: "resourceList[0]"

@@ -50,13 +50,19 @@ PoolDevice makeDevice(const NicFunction& fn, const NodeInventory& inv) {
   d.netdev = firstNetdev(fn);
   d.driver = fn.pci.driver;
   d.vf_index = fn.pci.vf_index;
-  if (!fn.netdevs.empty()) d.link_type = linkTypeName(fn.netdevs.front().link_type);
+  if (!fn.netdevs.empty()) {
+    d.link_type = linkTypeName(fn.netdevs.front().link_type);
+    d.port_speed_mbps = fn.netdevs.front().speed_mbps;
+  }
   if (fn.pci.pf) {
     if (const NicFunction* pf = inv.nic(*fn.pci.pf)) {
       d.pf_netdev = firstNetdev(*pf);
       // A VF's link layer is its PF's; taking it from there keeps it while the VF's netdev is
       // in a pod (the host no longer lists it).
-      if (!pf->netdevs.empty()) d.link_type = linkTypeName(pf->netdevs.front().link_type);
+      if (!pf->netdevs.empty()) {
+        d.link_type = linkTypeName(pf->netdevs.front().link_type);
+        d.port_speed_mbps = pf->netdevs.front().speed_mbps;
+      }
       if (!pf->rdma.empty()) d.pf_rdma_device = pf->rdma.front().name;
     }
   }

@@ -40,6 +40,9 @@ struct PoolDevice {
   std::string pf_rdma_device{};            // a VF's PF's RDMA device, "" when none
   std::string link_type{};                 // "ether", "infiniband" (a VF's: its PF's); "" unknown
   std::optional<Distance> gpu_distance{};  // to the nearest GPU
+  // The link speed of the port it sends through (a VF's: its PF's, which is the port's; a VF's
+  // own netdev reports the PF's or nothing). Absent while the link is down or unknown.
+  std::optional<int> port_speed_mbps{};
   bool healthy = true;
   std::string fault{};  // why it is Unhealthy (health.h faultOf), "" while Healthy
 

@@ -65,10 +65,11 @@ TEST(ConfigTest, ParsesRdmanetKeys) {
   auto cfg = parseConfig(R"({"resourcePrefix": "example.com", "resourceList": [{
       "resourceName": "train", "mode": "vf", "lossless": {"priority": 3, "dscp": 26},
       "preferredAllocation": "spread", "podInfoDir": "/var/run/rdmanet/pod-info",
-      "selectors": {"isRdma": true}}]})");
+      "vfBandwidthMbps": 25000, "selectors": {"isRdma": true}}]})");
   ASSERT_TRUE(cfg.ok()) << cfg.error().msg;
   const PoolConfig& p = cfg->pools[0];
   EXPECT_EQ(p.pod_info_dir, "/var/run/rdmanet/pod-info");
+  EXPECT_EQ(p.vf_bandwidth_mbps, 25000);
   EXPECT_EQ(p.fullName(), "example.com/train");
   ASSERT_TRUE(p.lossless);
   EXPECT_EQ(p.lossless->priority, 3);
@@ -151,6 +152,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"PodInfoDirOnSharedPool",
                 R"({"configList": [{"resourceName": "s", "podInfoDir": "/run/x"}]})",
                 ErrorCode::kInvalidConfig, "configList[0].podInfoDir: applies only to mode"},
+        BadCase{"VfBandwidthOnSharedPool",
+                R"({"configList": [{"resourceName": "s", "vfBandwidthMbps": 100}]})",
+                ErrorCode::kInvalidConfig, "configList[0].vfBandwidthMbps: applies only to mode"},
+        BadCase{"VfBandwidthZero", pool(R"("vfBandwidthMbps": 0)"), ErrorCode::kInvalidConfig,
+                "resourceList[0].vfBandwidthMbps"},
+        BadCase{"VfBandwidthAboveTenTerabits", pool(R"("vfBandwidthMbps": 10000001)"),
+                ErrorCode::kInvalidConfig, "resourceList[0].vfBandwidthMbps"},
+        BadCase{"VfBandwidthNotANumber", pool(R"("vfBandwidthMbps": "25G")"),
+                ErrorCode::kInvalidConfig, "resourceList[0].vfBandwidthMbps"},
         BadCase{"MissingName", R"({"resourceList": [{"mode": "vf"}]})", ErrorCode::kInvalidConfig,
                 "resourceList[0].resourceName: is required"},
         BadCase{"BadName", R"({"resourceList": [{"resourceName": "a/b"}]})",
