@@ -15,6 +15,23 @@ const json& emptyArray() {
   return kEmpty;
 }
 
+// spec.<key>: an optional array of objects that each need a string `name` (devices, counter
+// sets). `array` points at it (absent: an empty array), `names` gets the names in order.
+Status namedList(const json& spec, const char* key, const std::string& spec_at, const json*& array,
+                 std::vector<std::string>& names) {
+  const std::string list_at = memberPath(spec_at, key);
+  RDMANET_ASSIGN_OR_RETURN(array, optArray(spec, key, list_at));
+  if (array == nullptr) array = &emptyArray();
+  for (size_t i = 0; i < array->size(); ++i) {
+    const json& item = (*array)[i];
+    const std::string at = elementPath(list_at, i);
+    if (!item.is_object()) return jsonTypeError(at, "an object");
+    RDMANET_ASSIGN_OR_RETURN(std::string name, reqStringAt(item, "name", memberPath(at, "name")));
+    names.push_back(std::move(name));
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 Result<ResourceSlice> decodeResourceSlice(const json& item, std::string_view path) {
@@ -49,16 +66,9 @@ Result<ResourceSlice> decodeResourceSlice(const json& item, std::string_view pat
   RDMANET_RETURN_IF_ERROR(count("generation", out.pool.generation));
   RDMANET_RETURN_IF_ERROR(count("resourceSliceCount", out.pool.resource_slice_count));
 
-  const std::string devices_at = memberPath(spec_at, "devices");
-  RDMANET_ASSIGN_OR_RETURN(out.devices, optArray(*spec, "devices", devices_at));
-  if (out.devices == nullptr) out.devices = &emptyArray();
-  for (size_t i = 0; i < out.devices->size(); ++i) {
-    const json& d = (*out.devices)[i];
-    const std::string at = elementPath(devices_at, i);
-    if (!d.is_object()) return jsonTypeError(at, "an object");
-    RDMANET_ASSIGN_OR_RETURN(std::string name, reqStringAt(d, "name", memberPath(at, "name")));
-    out.device_names.push_back(std::move(name));
-  }
+  RDMANET_RETURN_IF_ERROR(namedList(*spec, "devices", spec_at, out.devices, out.device_names));
+  RDMANET_RETURN_IF_ERROR(
+      namedList(*spec, "sharedCounters", spec_at, out.shared_counters, out.counter_set_names));
   return out;
 }
 

@@ -29,15 +29,18 @@ struct ResourceSlice {
   std::string driver{};     // spec.driver
   std::string node_name{};  // spec.nodeName (absent: "", a slice of no single node)
   ResourcePool pool{};
-  std::vector<std::string> device_names{};  // spec.devices[i].name
-  // spec.devices and the item itself as listed; they point into the decoded document.
+  std::vector<std::string> device_names{};       // spec.devices[i].name
+  std::vector<std::string> counter_set_names{};  // spec.sharedCounters[i].name
+  // spec.devices, spec.sharedCounters and the item itself as listed; they point into the
+  // decoded document.
   const nlohmann::json* devices = nullptr;  // never null after decoding (absent: an empty array)
+  const nlohmann::json* shared_counters = nullptr;  // never null after decoding, like `devices`
   const nlohmann::json* raw = nullptr;
 };
 
 // One list item; `path` names it in errors ("items[2]"). Required: spec.driver,
-// spec.pool with its name, generation and resourceSliceCount (integers >= 0), and each device's
-// name.
+// spec.pool with its name, generation and resourceSliceCount (integers >= 0), each device's
+// name and each counter set's name.
 Result<ResourceSlice> decodeResourceSlice(const nlohmann::json& item, std::string_view path);
 
 // A list answer ({"items": [...]}): each item that decodes, and for each that does not, its

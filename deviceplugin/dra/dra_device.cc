@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <regex>
+#include <set>
 
 #include "common/json/json_fields.h"
 #include "common/kube/names.h"
@@ -53,6 +54,43 @@ Status validateAttributeName(const DraDevice& d, const std::string& name) {
   return okStatus();
 }
 
+// The counters of a set or a consumption: 1 to 32, each named by a DNS label. `what` names the
+// set or consumption in errors.
+Status validateCounters(const Counters& counters, std::string_view where, std::string_view what) {
+  if (counters.empty() || counters.size() > kMaxCountersPerSet) {
+    return invalidAt(where, fmt::format("{} has {} counters; 1 to {} are allowed", what,
+                                        counters.size(), kMaxCountersPerSet));
+  }
+  for (const auto& [name, value] : counters) {
+    if (!kube::isDnsLabel(name)) {
+      return invalidAt(where, fmt::format("{}: counter \"{}\" is not a DNS label", what, name));
+    }
+    if (value.empty()) {
+      return invalidAt(where, fmt::format("{}: counter \"{}\" has no quantity", what, name));
+    }
+  }
+  return okStatus();
+}
+
+Status validateConsumption(const DraDevice& d) {
+  if (d.consumes_counters.size() > kMaxConsumptionsPerDevice) {
+    return invalidAt(about(d), fmt::format("{} counter consumptions, at most {} are allowed",
+                                           d.consumes_counters.size(), kMaxConsumptionsPerDevice));
+  }
+  std::set<std::string_view> sets;
+  for (const CounterConsumption& c : d.consumes_counters) {
+    const std::string what = fmt::format("counter set \"{}\"", c.counter_set);
+    if (!kube::isDnsLabel(c.counter_set)) {
+      return invalidAt(about(d), fmt::format("{}: the name is not a DNS label", what));
+    }
+    if (!sets.insert(c.counter_set).second) {
+      return invalidAt(about(d), fmt::format("{} is consumed twice", what));
+    }
+    RDMANET_RETURN_IF_ERROR(validateCounters(c.counters, about(d), what));
+  }
+  return okStatus();
+}
+
 }  // namespace
 
 std::string pciDeviceName(const PciAddress& addr) {
@@ -78,10 +116,18 @@ Status validateDevice(const DraDevice& d) {
     return invalidAt(about(d),
                      "the name must be a DNS label (lower-case alphanumerics and '-', at most 63)");
   }
-  if (d.attributes.size() > kMaxAttributesPerDevice) {
-    return invalidAt(about(d), fmt::format("{} attributes, at most {} are allowed",
-                                           d.attributes.size(), kMaxAttributesPerDevice));
+  if (d.attributes.size() + d.capacity.size() > kMaxAttributesPerDevice) {
+    return invalidAt(about(d),
+                     fmt::format("{} attributes and capacities, at most {} are allowed",
+                                 d.attributes.size() + d.capacity.size(), kMaxAttributesPerDevice));
   }
+  for (const auto& [name, value] : d.capacity) {
+    RDMANET_RETURN_IF_ERROR(validateAttributeName(d, name));
+    if (value.empty()) {
+      return invalidAt(about(d), fmt::format("capacity \"{}\" has no quantity", name));
+    }
+  }
+  RDMANET_RETURN_IF_ERROR(validateConsumption(d));
   for (const auto& [name, value] : d.attributes) {
     RDMANET_RETURN_IF_ERROR(validateAttributeName(d, name));
     const std::string* text = std::get_if<std::string>(&value);
@@ -123,6 +169,12 @@ Status validateDevice(const DraDevice& d) {
     }
   }
   return okStatus();
+}
+
+Status validateCounterSet(const CounterSet& set) {
+  const std::string where = fmt::format("DRA counter set \"{}\"", set.name);
+  if (!kube::isDnsLabel(set.name)) return invalidAt(where, "the name is not a DNS label");
+  return validateCounters(set.counters, where, "the set");
 }
 
 }  // namespace rdmanet::dra

@@ -33,11 +33,24 @@ inline constexpr size_t kMaxAttributeDomainLength = 63;  // DeviceMaxDomainLengt
 inline constexpr std::string_view kDeviceTaintsGate = "DRADeviceTaints";
 // The gate without which `allowMultipleAllocations` (KEP-5075) is silently dropped.
 inline constexpr std::string_view kConsumableCapacityGate = "DRAConsumableCapacity";
+// The gate without which `sharedCounters` and `consumesCounters` (KEP-4815) are silently
+// dropped: devices are then plain devices, and the scheduler counts nothing.
+inline constexpr std::string_view kPartitionableDevicesGate = "DRAPartitionableDevices";
+// Counter sets per slice (ResourceSliceMaxCounterSets), counters per set or per consumption
+// (ResourceSliceMaxCountersPerCounterSet), and consumptions per device
+// (ResourceSliceMaxDeviceCounterConsumptionsPerDevice).
+inline constexpr size_t kMaxCounterSetsPerSlice = 8;
+inline constexpr size_t kMaxCountersPerSet = 32;
+inline constexpr size_t kMaxConsumptionsPerDevice = 2;
 
 // Standard attribute names (k8s.io/dynamic-resource-allocation/deviceattribute).
 inline constexpr std::string_view kAttrPcieRoot = "resource.kubernetes.io/pcieRoot";
 inline constexpr std::string_view kAttrPciBusId = "resource.kubernetes.io/pciBusID";
 inline constexpr std::string_view kAttrNumaNode = "resource.kubernetes.io/numaNode";
+// A port's bandwidth in bit/s: the counter a PF's counter set holds and each of its VFs consumes
+// (KEP-4815), and the capacity a device states.
+inline constexpr std::string_view kBandwidthCounter = "bandwidth";
+inline constexpr std::string_view kBandwidthCapacity = "rdmanet.io/bandwidth";
 // The taint an unhealthy device carries until it recovers.
 inline constexpr std::string_view kUnhealthyTaintKey = "rdmanet.io/unhealthy";
 
@@ -55,6 +68,24 @@ struct DeviceTaint {
   bool operator==(const DeviceTaint&) const = default;
 };
 
+// Counter name (a DNS label) to quantity, in canonical form (kube::decimalQuantity).
+using Counters = std::map<std::string, std::string>;
+
+// KEP-4815: a named set of counters the pool offers (a PF's bandwidth); it is published in a
+// slice of its own, since the API takes devices or counter sets in one slice, not both.
+struct CounterSet {
+  std::string name{};  // a DNS label, unique in the pool
+  Counters counters{};
+  bool operator==(const CounterSet&) const = default;
+};
+
+// What a device takes from one counter set while it is allocated.
+struct CounterConsumption {
+  std::string counter_set{};
+  Counters counters{};
+  bool operator==(const CounterConsumption&) const = default;
+};
+
 struct DraDevice {
   std::string name{};  // a DNS label unique in the node's pool: use pciDeviceName()
   // Qualified name ("<domain>/<C identifier>" or a bare C identifier) to value.
@@ -63,6 +94,11 @@ struct DraDevice {
   // KEP-5075: many claims may share the device (a `shared` pool's PF). Needs the
   // DRAConsumableCapacity gate on the cluster, so callers set it only behind a flag.
   bool allow_multiple_allocations = false;
+  // Qualified name to quantity (canonical form): what a claim's selectors can compare
+  // (`device.capacity["rdmanet.io"].bandwidth`). Counts against the 32 attributes.
+  std::map<std::string, std::string> capacity{};
+  // KEP-4815: what the device takes from the pool's counter sets; at most 2.
+  std::vector<CounterConsumption> consumes_counters{};
   bool operator==(const DraDevice&) const = default;
 };
 
@@ -72,11 +108,16 @@ std::string pciDeviceName(const PciAddress& addr);
 // Its inverse: the PCI address a device name of this driver names; nullopt for any other name.
 std::optional<PciAddress> pciOfDeviceName(std::string_view name);
 
-// Checks one device against the API's rules: name a DNS label; at most 32 attributes; each name
+// Checks one device against the API's rules: name a DNS label; at most 32 attributes and
+// capacities; each name
 // a qualified name (domain a DNS subdomain of at most 63, identifier a C identifier of at most
 // 32); string and version values at most 64 characters, versions semver; at most 16 taints, keys
-// label names, values label values, effects None/NoSchedule/NoExecute. Error 7 naming the device
-// and the attribute or taint.
+// label names, values label values, effects None/NoSchedule/NoExecute; at most 2 counter
+// consumptions, each of a distinct counter set named by a DNS label, with 1 to 32 counters
+// named by DNS labels. Error 7 naming the device and the attribute, taint or counter.
 Status validateDevice(const DraDevice& device);
+
+// Checks a counter set: its name and every counter's a DNS label, 1 to 32 counters. Error 7.
+Status validateCounterSet(const CounterSet& set);
 
 }  // namespace rdmanet::dra

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "common/kube/names.h"
@@ -24,6 +25,22 @@ std::string generateName(const SliceOwner& o) {
   // A cut may end in '.' or '-': "<label>.-xxxxx" would not be a DNS subdomain.
   while (!base.empty() && (base.back() == '.' || base.back() == '-')) base.pop_back();
   return base + "-";
+}
+
+json countersJson(const Counters& counters) {
+  json out = json::object();
+  for (const auto& [name, value] : counters) out[name] = {{"value", value}};
+  return out;
+}
+
+// A stored counters object ({c: {"value": q}}) with only the values, for comparison.
+json comparableCounters(const json& counters) {
+  json out = json::object();
+  if (!counters.is_object()) return out;
+  for (const auto& [name, c] : counters.items()) {
+    out[name] = c.is_object() && c.contains("value") ? c["value"] : json();
+  }
+  return out;
 }
 
 }  // namespace
@@ -62,7 +79,23 @@ json deviceJson(const DraDevice& d) {
     dev["taints"] = std::move(taints);
   }
   if (d.allow_multiple_allocations) dev["allowMultipleAllocations"] = true;
+  if (!d.capacity.empty()) {
+    json caps = json::object();
+    for (const auto& [name, value] : d.capacity) caps[name] = {{"value", value}};
+    dev["capacity"] = std::move(caps);
+  }
+  if (!d.consumes_counters.empty()) {
+    json consumes = json::array();
+    for (const auto& c : d.consumes_counters) {
+      consumes.push_back({{"counterSet", c.counter_set}, {"counters", countersJson(c.counters)}});
+    }
+    dev["consumesCounters"] = std::move(consumes);
+  }
   return dev;
+}
+
+json counterSetJson(const CounterSet& set) {
+  return {{"name", set.name}, {"counters", countersJson(set.counters)}};
 }
 
 Result<std::vector<DeviceGroup>> deviceGroups(const std::vector<DraDevice>& devices,
@@ -98,8 +131,54 @@ json chunkJson(const DeviceGroup& group) {
   return chunk;
 }
 
-json sliceObject(const SliceOwner& owner, const json& devices, int64_t generation,
-                 int64_t slice_count) {
+Result<std::vector<SliceChunk>> sliceChunks(const std::vector<DraDevice>& devices,
+                                            const std::vector<CounterSet>& counter_sets,
+                                            size_t per_slice) {
+  RDMANET_ASSIGN_OR_RETURN(auto groups, deviceGroups(devices, per_slice));
+  std::map<std::string_view, const CounterSet*> sets;
+  for (const CounterSet& set : counter_sets) {
+    RDMANET_RETURN_IF_ERROR(validateCounterSet(set));
+    if (!sets.emplace(set.name, &set).second) {
+      return makeError(ErrorCode::kInvalidConfig,
+                       fmt::format("DRA counter set \"{}\" is defined twice", set.name));
+    }
+  }
+  for (const DraDevice& d : devices) {
+    for (const CounterConsumption& c : d.consumes_counters) {
+      auto it = sets.find(c.counter_set);
+      for (const auto& [counter, value] : c.counters) {
+        if (it == sets.end() || !it->second->counters.contains(counter)) {
+          return makeError(ErrorCode::kInvalidConfig,
+                           fmt::format("DRA device \"{}\" consumes counter \"{}\" of counter set "
+                                       "\"{}\", which the pool does not define",
+                                       d.name, counter, c.counter_set));
+        }
+      }
+    }
+  }
+  std::vector<SliceChunk> chunks;
+  chunks.reserve(groups.size() +
+                 (sets.size() + kMaxCounterSetsPerSlice - 1) / kMaxCounterSetsPerSlice);
+  for (auto& g : groups) chunks.push_back({.devices = std::move(g)});
+  for (const auto& [name, set] : sets) {  // sorted by name
+    if (chunks.empty() || !chunks.back().holdsCounters() ||
+        chunks.back().counter_sets.size() == kMaxCounterSetsPerSlice) {
+      chunks.emplace_back();
+    }
+    chunks.back().counter_sets.push_back(set);
+  }
+  return chunks;
+}
+
+json chunkJson(const SliceChunk& chunk) {
+  if (!chunk.holdsCounters()) return chunkJson(chunk.devices);
+  json out = json::array();
+  for (const CounterSet* set : chunk.counter_sets) out.push_back(counterSetJson(*set));
+  return out;
+}
+
+json sliceObject(const SliceOwner& owner, const char* spec_key, const json& content,
+                 int64_t generation, int64_t slice_count) {
   json meta = {{"generateName", generateName(owner)}};
   if (!owner.node_uid.empty()) {
     meta["ownerReferences"] = json::array({{{"apiVersion", "v1"},
@@ -118,11 +197,12 @@ json sliceObject(const SliceOwner& owner, const json& devices, int64_t generatio
              {{"name", owner.node_name},
               {"generation", generation},
               {"resourceSliceCount", slice_count}}},
-            {"devices", devices}}}};
+            {spec_key, content}}}};
 }
 
 Result<std::vector<json>> buildSlices(const std::vector<DraDevice>& devices,
-                                      const SliceOwner& owner, int64_t generation) {
+                                      const SliceOwner& owner, int64_t generation,
+                                      const std::vector<CounterSet>& counter_sets) {
   if (!kube::isDnsSubdomain(owner.node_name)) {
     return makeError(ErrorCode::kInvalidConfig,
                      fmt::format("node name \"{}\" is not a DNS subdomain", owner.node_name));
@@ -133,12 +213,12 @@ Result<std::vector<json>> buildSlices(const std::vector<DraDevice>& devices,
                                  "characters",
                                  owner.driver));
   }
-  RDMANET_ASSIGN_OR_RETURN(auto groups, deviceGroups(devices));
+  RDMANET_ASSIGN_OR_RETURN(auto chunks, sliceChunks(devices, counter_sets));
   std::vector<json> slices;
-  slices.reserve(groups.size());
-  for (const auto& g : groups) {
-    slices.push_back(
-        sliceObject(owner, chunkJson(g), generation, static_cast<int64_t>(groups.size())));
+  slices.reserve(chunks.size());
+  for (const auto& c : chunks) {
+    slices.push_back(sliceObject(owner, c.specKey(), chunkJson(c), generation,
+                                 static_cast<int64_t>(chunks.size())));
   }
   return slices;
 }
@@ -162,7 +242,35 @@ json comparableDevices(const json& devices, bool with_taints, bool with_multiple
     if (with_multiple_allocations && d.value("allowMultipleAllocations", false)) {
       c["allowMultipleAllocations"] = true;
     }
+    if (d.contains("capacity") && d["capacity"].is_object() && !d["capacity"].empty()) {
+      json caps = json::object();
+      for (const auto& [name, cap] : d["capacity"].items()) {
+        caps[name] = cap.is_object() && cap.contains("value") ? cap["value"] : json();
+      }
+      c["capacity"] = std::move(caps);
+    }
+    if (d.contains("consumesCounters") && d["consumesCounters"].is_array() &&
+        !d["consumesCounters"].empty()) {
+      json consumes = json::array();
+      for (const auto& cc : d["consumesCounters"]) {
+        if (!cc.is_object()) continue;
+        consumes.push_back({{"counterSet", cc.value("counterSet", "")},
+                            {"counters", comparableCounters(cc.value("counters", json()))}});
+      }
+      c["consumesCounters"] = std::move(consumes);
+    }
     out.push_back(std::move(c));
+  }
+  return out;
+}
+
+json comparableCounterSets(const json& sets) {
+  json out = json::array();
+  if (!sets.is_array()) return out;
+  for (const auto& s : sets) {
+    if (!s.is_object()) continue;
+    out.push_back({{"name", s.value("name", "")},
+                   {"counters", comparableCounters(s.value("counters", json()))}});
   }
   return out;
 }

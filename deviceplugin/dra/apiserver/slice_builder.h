@@ -3,7 +3,8 @@
 //
 // Pure functions: no I/O. The pool is named after the node and holds every device of this
 // driver on it; devices are sorted by name and cut into slices of at most 64, so the same
-// inventory always gives the same slices.
+// inventory always gives the same slices. Counter sets (KEP-4815), which the API does not take in
+// a slice that holds devices, follow in slices of their own, at most 8 sets each.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -38,20 +39,46 @@ Result<std::vector<DeviceGroup>> deviceGroups(const std::vector<DraDevice>& devi
 // One group as the JSON of ResourceSlice spec.devices[] entries (deviceJson, in order).
 nlohmann::json chunkJson(const DeviceGroup& group);
 
+// One slice's content: a group of devices, or (when `counter_sets` is not empty) counter sets.
+// Pointers into the vectors given to sliceChunks().
+struct SliceChunk {
+  DeviceGroup devices{};
+  std::vector<const CounterSet*> counter_sets{};
+
+  bool holdsCounters() const { return !counter_sets.empty(); }
+  // The spec field it fills: "devices" or "sharedCounters".
+  const char* specKey() const { return holdsCounters() ? "sharedCounters" : "devices"; }
+};
+
+// Every slice's content: the device groups (deviceGroups), then the counter sets, validated
+// (validateCounterSet), unique by name, sorted, at most 8 a slice. Error 7 as deviceGroups', or
+// naming a device that consumes a counter set or counter the sets do not hold (the scheduler
+// would never allocate it).
+Result<std::vector<SliceChunk>> sliceChunks(const std::vector<DraDevice>& devices,
+                                            const std::vector<CounterSet>& counter_sets,
+                                            size_t per_slice = kMaxDevicesPerSlice);
+
+// The JSON of a chunk's spec field (specKey()): devices (chunkJson) or counter sets.
+nlohmann::json chunkJson(const SliceChunk& chunk);
+
 // One device as spec.devices[] JSON: name, attributes ({"string"|"int"|"bool"|"version": v}),
-// taints and allowMultipleAllocations when set.
+// capacity ({"value": q}), consumesCounters, taints and allowMultipleAllocations when set.
 nlohmann::json deviceJson(const DraDevice& device);
+
+// One counter set as spec.sharedCounters[] JSON: {"name", "counters": {c: {"value": q}}}.
+nlohmann::json counterSetJson(const CounterSet& set);
 
 // A ResourceSlice object for one chunk: apiVersion/kind, metadata.generateName
 // ("<node>-<driver>-", shortened as the API server would), the Node owner reference, and spec
-// {driver, nodeName, pool {name: node, generation, resourceSliceCount}, devices}.
-nlohmann::json sliceObject(const SliceOwner& owner, const nlohmann::json& devices,
-                           int64_t generation, int64_t slice_count);
+// {driver, nodeName, pool {name: node, generation, resourceSliceCount}, <spec_key>: content}.
+nlohmann::json sliceObject(const SliceOwner& owner, const char* spec_key,
+                           const nlohmann::json& content, int64_t generation, int64_t slice_count);
 
-// Every slice for `devices` at `generation`. Validates the owner too (node name a DNS
-// subdomain, driver a DNS subdomain of at most 63). Error 7.
+// Every slice for `devices` and `counter_sets` at `generation`. Validates the owner too (node
+// name a DNS subdomain, driver a DNS subdomain of at most 63). Error 7.
 Result<std::vector<nlohmann::json>> buildSlices(const std::vector<DraDevice>& devices,
-                                                const SliceOwner& owner, int64_t generation);
+                                                const SliceOwner& owner, int64_t generation,
+                                                const std::vector<CounterSet>& counter_sets = {});
 
 // The comparable form of a spec.devices[] array as stored: only the fields rdmanet writes, with
 // what the server adds (taints' timeAdded) removed; without taints when `with_taints` is false,
@@ -59,5 +86,8 @@ Result<std::vector<nlohmann::json>> buildSlices(const std::vector<DraDevice>& de
 // drops while their feature gate is off).
 nlohmann::json comparableDevices(const nlohmann::json& devices, bool with_taints,
                                  bool with_multiple_allocations = true);
+
+// The comparable form of a spec.sharedCounters[] array as stored: names and counter values.
+nlohmann::json comparableCounterSets(const nlohmann::json& sets);
 
 }  // namespace rdmanet::dra

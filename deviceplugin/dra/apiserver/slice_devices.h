@@ -16,6 +16,13 @@
 //   rdmanet.io/losslessDscp      int     the DSCP mapped to it
 //   rdmanet.io/gpuDistance       string  PIX/PXB/PHB/NODE/SYS to the nearest GPU
 // Attributes whose value is unknown are left out rather than sent empty.
+//
+// Bandwidth (KEP-4815), for a VF of a pool with `vfBandwidthMbps` whose PF's link speed is
+// known: the VF states capacity rdmanet.io/bandwidth (its share, in bit/s) and consumes that much
+// of counter `bandwidth` in its PF's counter set, named like the PF's device (pciDeviceName),
+// which holds the PF's link speed. The scheduler then never allocates VFs of one port beyond
+// the port's speed. A PF whose speed is unknown (link down) publishes no set and its VFs are
+// plain devices until it is known again.
 
 #include <vector>
 
@@ -31,8 +38,15 @@ namespace rdmanet::dp {
 Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, const PoolConfig& pool,
                                    bool allow_multiple_allocations);
 
-// Every device of the snapshot; those that fail are left out and counted in `skipped`.
-std::vector<dra::DraDevice> sliceDevices(const Sysfs& sysfs, const DeviceSnapshot& snap,
-                                         bool allow_multiple_allocations, int* skipped = nullptr);
+// What the node's slices hold.
+struct SliceContent {
+  std::vector<dra::DraDevice> devices{};
+  std::vector<dra::CounterSet> counter_sets{};  // one per PF that a published VF consumes from
+};
+
+// Every device of the snapshot, and the counter sets they consume from; devices that fail are
+// left out and counted in `skipped`.
+SliceContent sliceDevices(const Sysfs& sysfs, const DeviceSnapshot& snap,
+                          bool allow_multiple_allocations, int* skipped = nullptr);
 
 }  // namespace rdmanet::dp

@@ -19,6 +19,9 @@ std::string renderSliceMetrics(const SliceWorkerStatus& status) {
   out.sample("rdmanet_dra_api_field_dropped",
              {{"field", "allowMultipleAllocations"}, {"gate", dra::kConsumableCapacityGate}},
              int{status.multiple_allocations_dropped});
+  out.sample("rdmanet_dra_api_field_dropped",
+             {{"field", "sharedCounters"}, {"gate", dra::kPartitionableDevicesGate}},
+             int{status.partitions_dropped});
   return std::move(out).str();
 }
 

@@ -20,7 +20,7 @@ using json = nlohmann::json;
 // Keeps the server-set timeAdded of taints that did not change, so an update does not restart
 // their clocks.
 void carryTaintTimes(json& devices, const json& old_devices) {
-  if (!old_devices.is_array()) return;
+  if (!devices.is_array() || !old_devices.is_array()) return;
   for (auto& d : devices) {
     if (!d.contains("taints")) continue;
     for (const auto& od : old_devices) {
@@ -48,16 +48,38 @@ bool anyTaint(const json& devices) {
 // What the publisher remembers of the chunks it wrote: a digest of each one's text, not a copy
 // (1016 devices' JSON is several MB of nodes). It is only compared for equality, to tell whether
 // the devices changed while the server drops a gated field; a 64-bit collision is negligible.
-std::vector<size_t> digestsOf(const std::vector<DeviceGroup>& groups) {
+std::vector<size_t> digestsOf(const std::vector<SliceChunk>& chunks) {
   std::vector<size_t> out;
-  out.reserve(groups.size());
-  for (const auto& g : groups) out.push_back(std::hash<std::string>{}(dumpJson(chunkJson(g))));
+  out.reserve(chunks.size());
+  for (const auto& c : chunks) out.push_back(std::hash<std::string>{}(dumpJson(chunkJson(c))));
   return out;
 }
 
-std::set<std::string> deviceNames(const DeviceGroup& group) {
+// What a chunk or a stored slice holds, for matching one to the other: device names, and
+// counter set names marked apart (a PF's set and a PF device share a name).
+std::set<std::string> contentNames(const SliceChunk& chunk) {
   std::set<std::string> out;
-  for (const DraDevice* d : group) out.insert(d->name);
+  for (const DraDevice* d : chunk.devices) out.insert(d->name);
+  for (const CounterSet* c : chunk.counter_sets) out.insert("counters:" + c->name);
+  return out;
+}
+std::set<std::string> contentNames(const kube::ResourceSlice& s) {
+  std::set<std::string> out(s.device_names.begin(), s.device_names.end());
+  for (const auto& n : s.counter_set_names) out.insert("counters:" + n);
+  return out;
+}
+
+bool anyConsumesCounters(const json& devices) {
+  for (const auto& d : devices) {
+    if (d.contains("consumesCounters") && !d["consumesCounters"].empty()) return true;
+  }
+  return false;
+}
+
+// The devices as the API takes them without the DRAPartitionableDevices gate: no consumption.
+std::vector<DraDevice> plainDevices(const std::vector<DraDevice>& devices) {
+  std::vector<DraDevice> out = devices;
+  for (DraDevice& d : out) d.consumes_counters.clear();
   return out;
 }
 
@@ -109,19 +131,39 @@ Result<SlicePublisher::Listing> SlicePublisher::listSlices() {
   return out;
 }
 
-Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devices) {
-  // buildSlices validates the owner names and the devices before any request goes out.
+Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devices,
+                                              const std::vector<CounterSet>& counter_sets) {
+  // buildSlices validates the owner names, sliceChunks the devices and counter sets, before any
+  // request goes out.
   RDMANET_RETURN_IF_ERROR(buildSlices({}, owner_, 1));
-  RDMANET_ASSIGN_OR_RETURN(auto chunks, deviceGroups(devices));
+  RDMANET_ASSIGN_OR_RETURN(auto chunks, sliceChunks(devices, counter_sets));
+  // Without the gate the server drops counter sets and consumption: the pool is then published
+  // as plain devices (kept here, since the chunks point into it), which it stores unchanged.
+  std::vector<DraDevice> plain;
+  const auto toPlain = [&]() -> Status {
+    plain = plainDevices(devices);
+    RDMANET_ASSIGN_OR_RETURN(chunks, sliceChunks(plain, {}));
+    return okStatus();
+  };
+  if (partitions_dropped_) RDMANET_RETURN_IF_ERROR(toPlain());
   RDMANET_RETURN_IF_ERROR(ensureNodeUid());
   PublishResult out;
   int64_t target = 0;
   for (int attempt = 0; attempt < options_.max_attempts; ++attempt) {
+    const bool had_partitions = !partitions_dropped_;
     RDMANET_ASSIGN_OR_RETURN(Listing existing, listSlices());
     RDMANET_ASSIGN_OR_RETURN(Round r, reconcileOnce(chunks, existing, target, out));
+    if (had_partitions && partitions_dropped_) {
+      // Learnt in this round: publish the plain pool now, at a generation above the one just
+      // written, rather than leave empty counter-set slices until the next change.
+      RDMANET_RETURN_IF_ERROR(toPlain());
+      target = 0;
+      continue;
+    }
     if (r == Round::kDone) {
       out.taints_dropped = taints_dropped_;
       out.multiple_allocations_dropped = multi_dropped_;
+      out.partitions_dropped = partitions_dropped_;
       return out;
     }
   }
@@ -133,7 +175,7 @@ Result<PublishResult> SlicePublisher::publish(const std::vector<DraDevice>& devi
   return e;
 }
 
-Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<DeviceGroup>& chunks,
+Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<SliceChunk>& chunks,
                                                             const Listing& existing,
                                                             int64_t& target, PublishResult& out) {
   const bool with_taints = !taints_dropped_;
@@ -156,16 +198,13 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
   std::vector<const kube::ResourceSlice*> assigned(chunks.size(), nullptr);
   std::vector<bool> used(mine.size(), false);
   for (size_t i = 0; i < chunks.size(); ++i) {
-    const auto want = deviceNames(chunks[i]);
+    const auto want = contentNames(chunks[i]);
     size_t best_overlap = 0;
     size_t best = mine.size();
     for (size_t j = 0; j < mine.size(); ++j) {
       if (used[j]) continue;
       size_t overlap = 0;
-      for (const auto& name :
-           std::set<std::string>(mine[j]->device_names.begin(), mine[j]->device_names.end())) {
-        overlap += want.count(name);
-      }
+      for (const auto& name : contentNames(*mine[j])) overlap += want.count(name);
       if (overlap > best_overlap) {
         best_overlap = overlap;
         best = j;
@@ -196,17 +235,24 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
                                 o.uid == owner_.node_uid;
                        });
   };
-  // `chunk`: chunkJson(chunks[i]), built one at a time (see deviceGroups).
-  auto upToDate = [&](const kube::ResourceSlice* s, const json& chunk, int64_t gen) {
-    return s != nullptr && s->pool.generation == gen && s->pool.resource_slice_count == n &&
-           ownerOk(*s) &&
-           comparableDevices(*s->devices, with_taints, with_multi) ==
-               comparableDevices(chunk, with_taints, with_multi);
+  // `content`: chunkJson(chunk), built one at a time (see deviceGroups).
+  auto upToDate = [&](const kube::ResourceSlice* s, const SliceChunk& chunk, const json& content,
+                      int64_t gen) {
+    if (s == nullptr || s->pool.generation != gen || s->pool.resource_slice_count != n ||
+        !ownerOk(*s)) {
+      return false;
+    }
+    if (chunk.holdsCounters()) {
+      return s->devices->empty() &&
+             comparableCounterSets(*s->shared_counters) == comparableCounterSets(content);
+    }
+    return s->shared_counters->empty() && comparableDevices(*s->devices, with_taints, with_multi) ==
+                                              comparableDevices(content, with_taints, with_multi);
   };
   if (target == 0) {
     bool current = true;
     for (size_t i = 0; i < chunks.size() && current; ++i) {
-      current = upToDate(assigned[i], chunkJson(chunks[i]), max_gen);
+      current = upToDate(assigned[i], chunks[i], chunkJson(chunks[i]), max_gen);
     }
     // With taints dropped they no longer show a difference; a change of them is still written
     // (at a new generation), since the gate may have been turned on since.
@@ -219,9 +265,9 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
   }
 
   for (size_t i = 0; i < chunks.size(); ++i) {
-    const json chunk = chunkJson(chunks[i]);
-    if (upToDate(assigned[i], chunk, target)) continue;
-    RDMANET_ASSIGN_OR_RETURN(Round r, write(assigned[i], chunk, target, n, out));
+    const json content = chunkJson(chunks[i]);
+    if (upToDate(assigned[i], chunks[i], content, target)) continue;
+    RDMANET_ASSIGN_OR_RETURN(Round r, write(assigned[i], chunks[i], content, target, n, out));
     if (r == Round::kRetry) return Round::kRetry;
   }
   for (const kube::ResourceSlice* s : leftovers) {
@@ -243,9 +289,10 @@ Result<SlicePublisher::Round> SlicePublisher::reconcileOnce(const std::vector<De
 }
 
 Result<SlicePublisher::Round> SlicePublisher::write(const kube::ResourceSlice* old,
-                                                    const json& chunk, int64_t generation,
-                                                    int64_t count, PublishResult& out) {
-  json body = sliceObject(owner_, chunk, generation, count);
+                                                    const SliceChunk& chunk, const json& content,
+                                                    int64_t generation, int64_t count,
+                                                    PublishResult& out) {
+  json body = sliceObject(owner_, chunk.specKey(), content, generation, count);
   Result<json> stored = json();
   if (old != nullptr) {
     json update = *old->raw;
@@ -254,7 +301,7 @@ Result<SlicePublisher::Round> SlicePublisher::write(const kube::ResourceSlice* o
     update["kind"] = body["kind"];
     update["spec"] = body["spec"];
     update["metadata"]["ownerReferences"] = body["metadata"]["ownerReferences"];
-    carryTaintTimes(update["spec"]["devices"], *old->devices);
+    if (!chunk.holdsCounters()) carryTaintTimes(update["spec"]["devices"], *old->devices);
     stored = client_.update(std::string(kResourceSlicesPath) + "/" + old->metadata.name, update);
   } else {
     stored = client_.create(kResourceSlicesPath, body);
@@ -271,15 +318,22 @@ Result<SlicePublisher::Round> SlicePublisher::write(const kube::ResourceSlice* o
   out.changed = true;
   // The answer is the slice as stored; one that does not read as a slice teaches nothing.
   if (auto view = kube::decodeResourceSlice(*stored, "the stored ResourceSlice"); view.ok()) {
-    noteDropped(chunk, *view->devices);
+    noteDropped(chunk, content, *view);
   }
   return Round::kDone;
 }
 
-void SlicePublisher::noteDropped(const json& sent, const json& stored) {
+void SlicePublisher::noteDropped(const SliceChunk& chunk, const json& sent,
+                                 const kube::ResourceSlice& stored) {
   // Nothing is learnt from a slice that did not carry the field.
-  if (anyTaint(sent)) taints_dropped_ = !anyTaint(stored);
-  if (anyMultipleAllocations(sent)) multi_dropped_ = !anyMultipleAllocations(stored);
+  if (chunk.holdsCounters()) {
+    if (stored.shared_counters->empty()) partitions_dropped_ = true;
+    return;
+  }
+  const json& devices = *stored.devices;
+  if (anyTaint(sent)) taints_dropped_ = !anyTaint(devices);
+  if (anyMultipleAllocations(sent)) multi_dropped_ = !anyMultipleAllocations(devices);
+  if (anyConsumesCounters(sent) && !anyConsumesCounters(devices)) partitions_dropped_ = true;
 }
 
 Status SlicePublisher::unpublishAll() {

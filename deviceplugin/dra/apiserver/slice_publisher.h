@@ -24,6 +24,13 @@
 // holds for allowMultipleAllocations and the DRAConsumableCapacity gate
 // (multipleAllocationsDropped()).
 //
+// Counter sets (KEP-4815) go into slices of their own, after the device slices, in the same
+// pool and generation. When the server drops them or the devices' consumesCounters (its
+// DRAPartitionableDevices gate is off), partitionsDropped() turns true and the same publish
+// writes the pool again as plain devices, without counter-set slices: the scheduler then does
+// not count bandwidth, and the caller says so. It stays so until the publisher is made anew (a
+// daemon restart tries again).
+//
 // Errors: 7 for invalid devices (nothing is sent); otherwise the KubeClient's errors (code 104,
 // http_status set): the caller retries later, publish() leaves no half-state that a later call
 // cannot repair. Not thread-safe: one caller at a time.
@@ -56,6 +63,7 @@ struct PublishResult {
   int conflicts = 0;  // 409s met (and recovered from)
   bool taints_dropped = false;
   bool multiple_allocations_dropped = false;
+  bool partitions_dropped = false;
 };
 
 class SlicePublisher {
@@ -63,7 +71,8 @@ class SlicePublisher {
   // `client` must outlive the publisher.
   SlicePublisher(kube::KubeClient& client, PublisherOptions options);
 
-  Result<PublishResult> publish(const std::vector<DraDevice>& devices);
+  Result<PublishResult> publish(const std::vector<DraDevice>& devices,
+                                const std::vector<CounterSet>& counter_sets = {});
   // Deletes every slice of this driver on this node (the node leaves DRA).
   Status unpublishAll();
   // True once the API server was seen dropping device taints (DRADeviceTaints off).
@@ -71,6 +80,9 @@ class SlicePublisher {
   // True once the API server was seen dropping allowMultipleAllocations (DRAConsumableCapacity
   // off).
   bool multipleAllocationsDropped() const { return multi_dropped_; }
+  // True once the API server was seen dropping counter sets or consumesCounters
+  // (DRAPartitionableDevices off).
+  bool partitionsDropped() const { return partitions_dropped_; }
 
  private:
   enum class Round { kDone, kRetry };
@@ -80,16 +92,19 @@ class SlicePublisher {
     std::unique_ptr<nlohmann::json> doc{};
     std::vector<kube::ResourceSlice> slices{};
   };
-  // `chunks`: the devices in slice-sized groups, in order (deviceGroups).
-  Result<Round> reconcileOnce(const std::vector<DeviceGroup>& chunks, const Listing& existing,
+  // `chunks`: the slices' content, in order (sliceChunks).
+  Result<Round> reconcileOnce(const std::vector<SliceChunk>& chunks, const Listing& existing,
                               int64_t& target, PublishResult& out);
   Result<Listing> listSlices();
   Status ensureNodeUid();
-  // Writes one slice (PUT over `old` when given, else POST). kRetry on 409, or 404 on update.
-  Result<Round> write(const kube::ResourceSlice* old, const nlohmann::json& chunk,
-                      int64_t generation, int64_t count, PublishResult& out);
+  // Writes one slice (PUT over `old` when given, else POST); `content` is chunkJson(chunk).
+  // kRetry on 409, or 404 on update.
+  Result<Round> write(const kube::ResourceSlice* old, const SliceChunk& chunk,
+                      const nlohmann::json& content, int64_t generation, int64_t count,
+                      PublishResult& out);
   // Learns from a write's answer whether the server dropped gated fields we sent.
-  void noteDropped(const nlohmann::json& sent, const nlohmann::json& stored);
+  void noteDropped(const SliceChunk& chunk, const nlohmann::json& sent,
+                   const kube::ResourceSlice& stored);
 
   kube::KubeClient& client_;
   PublisherOptions options_;
@@ -98,6 +113,7 @@ class SlicePublisher {
   std::vector<size_t> last_digests_;  // digestsOf() the chunks last written
   bool taints_dropped_ = false;
   bool multi_dropped_ = false;
+  bool partitions_dropped_ = false;
 };
 
 }  // namespace rdmanet::dra

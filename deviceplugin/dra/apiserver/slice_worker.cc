@@ -66,11 +66,11 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
                           const std::atomic<bool>& quit) {
   auto log = logger(Component::kKubelet);
   int skipped = 0;
-  auto devices = sliceDevices(sysfs_, snap, allow_multiple, &skipped);
+  auto content = sliceDevices(sysfs_, snap, allow_multiple, &skipped);
   if (skipped > 0) log->warn("ResourceSlices: {} device(s) left out (gone from sysfs)", skipped);
-  auto r = publisher_.publish(devices);
-  const size_t published = devices.size();
-  devices = {};
+  auto r = publisher_.publish(content.devices, content.counter_sets);
+  const size_t published = content.devices.size();
+  content = {};
   // A publish builds every device's JSON, the server's list and answers on this thread: a few
   // MB freed at once into this thread's arena, which glibc does not hand back by itself (only
   // the main heap's top is trimmed). Return it, or it stays resident until the next publish.
@@ -95,6 +95,7 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
   status_.generation = r->generation;
   status_.taints_dropped = publisher_.taintsDropped();
   status_.multiple_allocations_dropped = publisher_.multipleAllocationsDropped();
+  status_.partitions_dropped = publisher_.partitionsDropped();
   if (status_.taints_dropped && !taints_logged_) {
     taints_logged_ = true;
     log->warn(
@@ -108,6 +109,14 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
         "the API server drops allowMultipleAllocations: shared pools need its {} "
         "feature gate",
         dra::kConsumableCapacityGate);
+  }
+  if (status_.partitions_dropped && !partitions_logged_) {
+    partitions_logged_ = true;
+    log->warn(
+        "the API server drops counter sets: VFs are published as plain devices and the "
+        "scheduler does not count their bandwidth until its {} feature gate is on (the CNI still "
+        "caps each VF at its pool's vfBandwidthMbps)",
+        dra::kPartitionableDevicesGate);
   }
   return true;
 }

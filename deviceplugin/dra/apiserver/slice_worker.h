@@ -46,6 +46,7 @@ struct SliceWorkerStatus {
   int failures = 0;                // failed publishes so far
   bool taints_dropped = false;
   bool multiple_allocations_dropped = false;
+  bool partitions_dropped = false;
 };
 
 class SliceWorker final : public DevicePublisher {
@@ -84,7 +85,7 @@ class SliceWorker final : public DevicePublisher {
   std::chrono::milliseconds backoff_ = kFirstRetry;
   // Also the thread's own: what attempt() logged last.
   std::string last_error_;
-  bool taints_logged_ = false, multi_logged_ = false;
+  bool taints_logged_ = false, multi_logged_ = false, partitions_logged_ = false;
   Worker worker_;  // last: its thread may start on the members above at once
 };
 

@@ -60,6 +60,24 @@ TEST(ResourceSliceViewTest, NoItemsAndNoDevicesAreEmpty) {
   ASSERT_NE(v->devices, nullptr);
   EXPECT_EQ(*v->devices, json::array());
   EXPECT_EQ(v->node_name, "");
+  EXPECT_TRUE(v->counter_set_names.empty());
+  ASSERT_NE(v->shared_counters, nullptr);
+  EXPECT_EQ(*v->shared_counters, json::array());
+}
+
+// KEP-4815: a slice of a pool's counter sets holds no devices.
+TEST(ResourceSliceViewTest, ACounterSetSliceDecodesItsSetNames) {
+  json s = slice("c");
+  s["spec"].erase("devices");
+  s["spec"]["sharedCounters"] = json::array(
+      {{{"name", "pci-0000-17-00-0"}, {"counters", {{"bandwidth", {{"value", "100G"}}}}}},
+       {{"name", "pci-0000-17-00-1"}, {"counters", {{"bandwidth", {{"value", "25G"}}}}}}});
+  auto v = decodeResourceSlice(s, "items[0]");
+  ASSERT_TRUE(v.ok()) << v.error().msg;
+  EXPECT_TRUE(v->device_names.empty());
+  EXPECT_EQ(v->counter_set_names,
+            (std::vector<std::string>{"pci-0000-17-00-0", "pci-0000-17-00-1"}));
+  EXPECT_EQ(*v->shared_counters, s["spec"]["sharedCounters"]);
 }
 
 TEST(ResourceSliceViewTest, EachWrongTypeOrMissingKeyIsError7NamingItsPath) {
@@ -92,6 +110,12 @@ TEST(ResourceSliceViewTest, EachWrongTypeOrMissingKeyIsError7NamingItsPath) {
        "\"items[1].spec.devices[1]\" must be an object"},
       {json::json_pointer("/spec/devices/0/name"), nullptr,
        "\"items[1].spec.devices[0].name\" is required"},
+      {json::json_pointer("/spec/sharedCounters"), "x",
+       "\"items[1].spec.sharedCounters\" must be an array"},
+      {json::json_pointer("/spec/sharedCounters"), json::array({7}),
+       "\"items[1].spec.sharedCounters[0]\" must be an object"},
+      {json::json_pointer("/spec/sharedCounters"), json::array({json::object()}),
+       "\"items[1].spec.sharedCounters[0].name\" is required"},
   };
   for (const Case& c : cases) {
     json bad = slice("b");

@@ -49,6 +49,32 @@ TEST(ValidateDeviceTest, AcceptsTheLimitsExactly) {
   d.taints.assign(16, DeviceTaint{.key = "rdmanet.io/unhealthy"});
   auto st = validateDevice(d);
   EXPECT_TRUE(st.ok()) << st.error().msg;
+  // Two consumptions of 32 counters each.
+  d.consumes_counters.resize(2);
+  for (int c = 0; c < 2; ++c) {
+    d.consumes_counters[c].counter_set = "set-" + std::to_string(c);
+    for (int i = 0; i < 32; ++i) d.consumes_counters[c].counters["c" + std::to_string(i)] = "1";
+  }
+  st = validateDevice(d);
+  EXPECT_TRUE(st.ok()) << st.error().msg;
+}
+
+TEST(ValidateCounterSetTest, NamesAndCountersAreDnsLabelsAndThereAreOneTo32) {
+  CounterSet set{.name = "pci-0000-81-00-0", .counters = {{"bandwidth", "100G"}}};
+  EXPECT_TRUE(validateCounterSet(set).ok());
+  for (int i = 0; i < 31; ++i) set.counters["c" + std::to_string(i)] = "1";
+  EXPECT_TRUE(validateCounterSet(set).ok());
+  set.counters["one-too-many"] = "1";
+  auto st = validateCounterSet(set);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.error().msg.find("33 counters; 1 to 32"), std::string::npos) << st.error().msg;
+  st = validateCounterSet({.name = "Bad", .counters = {{"bandwidth", "1"}}});
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(st.error().msg.find("DRA counter set \"Bad\": the name is not a DNS label"),
+            std::string::npos)
+      << st.error().msg;
+  EXPECT_FALSE(validateCounterSet({.name = "pf"}).ok());
 }
 
 TEST(ValidateDeviceTest, RejectsWhatTheApiServerWould) {
@@ -64,7 +90,42 @@ TEST(ValidateDeviceTest, RejectsWhatTheApiServerWould) {
        [](DraDevice& d) {
          for (int i = 0; i < 28; ++i) d.attributes["x" + std::to_string(i)] = true;
        },
-       "33 attributes, at most 32"},
+       "33 attributes and capacities, at most 32"},
+      {"32 attributes and a capacity",
+       [](DraDevice& d) {
+         for (int i = 0; i < 27; ++i) d.attributes["x" + std::to_string(i)] = true;
+         d.capacity["rdmanet.io/bandwidth"] = "25G";
+       },
+       "33 attributes and capacities, at most 32"},
+      {"capacity with a dash", [](DraDevice& d) { d.capacity["rdmanet.io/tx-rate"] = "1"; },
+       "C identifier"},
+      {"capacity without a quantity", [](DraDevice& d) { d.capacity["rdmanet.io/bw"] = ""; },
+       "capacity \"rdmanet.io/bw\" has no quantity"},
+      {"3 counter consumptions",
+       [](DraDevice& d) {
+         for (const char* s : {"a", "b", "c"}) {
+           d.consumes_counters.push_back({.counter_set = s, .counters = {{"bandwidth", "1G"}}});
+         }
+       },
+       "3 counter consumptions, at most 2"},
+      {"a counter set consumed twice",
+       [](DraDevice& d) {
+         d.consumes_counters.assign(2, {.counter_set = "pf", .counters = {{"bandwidth", "1G"}}});
+       },
+       "counter set \"pf\" is consumed twice"},
+      {"a counter set name that is no DNS label",
+       [](DraDevice& d) {
+         d.consumes_counters = {{.counter_set = "PF_0", .counters = {{"bandwidth", "1G"}}}};
+       },
+       "counter set \"PF_0\": the name is not a DNS label"},
+      {"a consumption of no counter",
+       [](DraDevice& d) { d.consumes_counters = {{.counter_set = "pf"}}; },
+       "counter set \"pf\" has 0 counters; 1 to 32 are allowed"},
+      {"a counter name that is no DNS label",
+       [](DraDevice& d) {
+         d.consumes_counters = {{.counter_set = "pf", .counters = {{"Band_width", "1G"}}}};
+       },
+       "counter \"Band_width\" is not a DNS label"},
       {"65-character string",
        [](DraDevice& d) { d.attributes["rdmanet.io/pool"] = std::string(65, 'p'); },
        "65 characters, at most 64"},

@@ -74,7 +74,7 @@ class DraDaemonFixture : public ::testing::Test {
                                                      .claim_status = status_writer_.get()});
     daemon_ = std::make_unique<Daemon>(
         DaemonOptions{.sysfs_root = node_.root(), .handle_signals = false, .uevents = false},
-        defaultConfig(), DaemonDeps{.clock = &clock_, .front = front_.get()});
+        config_, DaemonDeps{.clock = &clock_, .front = front_.get()});
     ASSERT_TRUE(daemon_->start().ok());
   }
   void stopDaemon() {
@@ -105,6 +105,7 @@ class DraDaemonFixture : public ::testing::Test {
   }
 
   TestNode node_;
+  PluginConfig config_ = defaultConfig();  // the daemon's pools; set before startDaemon()
   rdmanet::testing::FakeClock clock_;
   Metrics metrics_;              // the front's series (/metrics)
   EventSink* events_ = nullptr;  // set before startDaemon() to record Events

@@ -75,7 +75,8 @@ check(devices.get(("rdma/shared", "unhealthy")) == 0, "rdma/shared unhealthy gau
 dropped = {(s.labels["field"], s.labels["gate"]): s.value
            for s in by_name["rdmanet_dra_api_field_dropped"].samples}
 check(dropped == {("taints", "DRADeviceTaints"): 1,
-                  ("allowMultipleAllocations", "DRAConsumableCapacity"): 0},
+                  ("allowMultipleAllocations", "DRAConsumableCapacity"): 0,
+                  ("sharedCounters", "DRAPartitionableDevices"): 0},
       f"dropped fields: {dropped}")
 check(by_name["rdmanet_dra_slice_generation"].samples[0].value == 7, "slice generation")
 check(by_name["rdmanet_dra_slice_publish_failures"].samples[0].value == 2, "publish failures")

@@ -26,9 +26,13 @@
 // - every ResourceSlice written is validated (validate_slice.mjs: the resource.k8s.io/v1
 //   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid; so is
 //   every ResourceClaim's status.devices (validate_claim_status.mjs);
-// - feature gates DRADeviceTaints and DRAConsumableCapacity (on by default here): when off,
-//   device taints / allowMultipleAllocations are dropped before validation and storage, as the
-//   real server drops disabled fields; taints get timeAdded if unset;
+// - feature gates DRADeviceTaints, DRAConsumableCapacity and DRAPartitionableDevices (on by
+//   default here): when off, device taints / allowMultipleAllocations / sharedCounters and
+//   consumesCounters are dropped before validation and storage, as the real server drops
+//   disabled fields; taints get timeAdded if unset;
+// - quantities in ResourceSlices (capacity values, counters) are stored in canonical form, as
+//   apimachinery's Quantity marshals them: a whole decimal-SI number with the largest suffix
+//   that keeps it whole ("100000M" is stored as "100G");
 // - every Event written is checked as the real server's legacy (core v1) validation does: its
 //   involvedObject.namespace must be the Event's namespace, reportingComponent a qualified name,
 //   and (as kubectl needs to show it) type Normal or Warning, a reason and an involved kind/name;
@@ -68,7 +72,28 @@ const kinds = {
 const store = new Map();  // "<resource>/<ns>/<name>" -> object
 let rv = 1000;
 let faults = [];
-const gates = {DRADeviceTaints: true, DRAConsumableCapacity: true};
+const gates = {DRADeviceTaints: true, DRAConsumableCapacity: true, DRAPartitionableDevices: true};
+
+// The canonical text of a whole decimal-SI quantity ("1500000k" -> "1500M"); other forms are
+// returned as they are (rdmanet writes only whole decimal-SI quantities).
+const kSuffixes = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+function canonicalQuantity(q) {
+  const m = /^(-?)(\d+)(|k|M|G|T|P|E)$/.exec(typeof q === 'string' ? q : '');
+  if (!m) return q;
+  let v = BigInt(m[2]) * 1000n ** BigInt(kSuffixes.indexOf(m[3]));
+  if (v === 0n) return '0';
+  let e = 0;
+  while (e + 1 < kSuffixes.length && v % 1000n === 0n) {
+    v /= 1000n;
+    e++;
+  }
+  return `${m[1]}${v}${kSuffixes[e]}`;
+}
+function canonicalCounters(counters) {
+  for (const c of Object.values(counters || {})) {
+    if (c && c.value !== undefined) c.value = canonicalQuantity(c.value);
+  }
+}
 let tokens = [];
 const stats = {requests: {}, writes: 0};
 let tlsDir = '';
@@ -165,7 +190,12 @@ function validateEvent(e) {
 // What the server does to a written object before validation and storage.
 function prepare(r, obj, now) {
   if (r.resource !== 'resourceslices') return;
+  if (obj.spec && !gates.DRAPartitionableDevices) delete obj.spec.sharedCounters;
+  for (const set of (obj.spec && obj.spec.sharedCounters) || []) canonicalCounters(set.counters);
   for (const d of (obj.spec && obj.spec.devices) || []) {
+    canonicalCounters(d.capacity);
+    if (!gates.DRAPartitionableDevices) delete d.consumesCounters;
+    for (const c of d.consumesCounters || []) canonicalCounters(c.counters);
     if (!gates.DRAConsumableCapacity) delete d.allowMultipleAllocations;
     if (!gates.DRADeviceTaints) {
       delete d.taints;

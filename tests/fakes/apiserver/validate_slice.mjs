@@ -16,7 +16,13 @@
 //         validateDevice, validateDeviceAttribute, validateQualifiedName, validateDeviceTaint):
 //         device names are DNS labels, unique in the slice; attribute values set exactly one
 //         field; versions are semver 2.0.0; taint keys are label names, values label values,
-//         effects None/NoSchedule/NoExecute.
+//         effects None/NoSchedule/NoExecute;
+//       - KEP-4815 (partitionable devices), from the same two files at v1.37: only one of
+//         devices and sharedCounters in a slice; at most 8 counter sets
+//         (ResourceSliceMaxCounterSets), names DNS labels and unique; at most 32 counters per
+//         set or consumption, names DNS labels; at most 2 consumptions per device
+//         (ResourceSliceMaxDeviceCounterConsumptionsPerDevice), each of a distinct set;
+//         capacity names are qualified names, like attribute names.
 // Each failure is a cause {field, message} like metav1.StatusCause.
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
@@ -41,6 +47,9 @@ const kMaxIdLength = 32;
 const kMaxTaints = 16;
 const kDriverMaxLength = 63;
 const kPoolNameMaxLength = 253;
+const kMaxCounterSets = 8;
+const kMaxCounters = 32;
+const kMaxConsumptions = 2;
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const cIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -102,6 +111,18 @@ function validateAttribute(a, where, causes) {
   }
 }
 
+// A counters map ({name: {value}}): 1 to 32 entries named by DNS labels.
+function countersErrors(counters, where, causes) {
+  const names = Object.keys(counters || {});
+  if (names.length === 0) causes.push({field: where, message: 'Required value'});
+  if (names.length > kMaxCounters) {
+    causes.push({field: where, message: `Too many: ${names.length}: must have at most ${kMaxCounters} items`});
+  }
+  for (const n of names) {
+    if (!isDnsLabel(n)) causes.push({field: `${where}[${n}]`, message: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\''});
+  }
+}
+
 function validateDevice(d, where, causes) {
   if (!isDnsLabel(d.name)) {
     causes.push({field: `${where}.name`, message: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\''});
@@ -117,6 +138,21 @@ function validateDevice(d, where, causes) {
     for (const m of qualifiedNameErrors(name)) causes.push({field: `${where}.attributes[${name}]`, message: m});
     validateAttribute(a || {}, `${where}.attributes[${name}]`, causes);
   }
+  for (const name of Object.keys(caps)) {
+    for (const m of qualifiedNameErrors(name)) causes.push({field: `${where}.capacity[${name}]`, message: m});
+  }
+  const consumes = d.consumesCounters || [];
+  if (consumes.length > kMaxConsumptions) {
+    causes.push({field: `${where}.consumesCounters`, message: `Too many: ${consumes.length}: must have at most ${kMaxConsumptions} items`});
+  }
+  const consumed = new Set();
+  consumes.forEach((c, i) => {
+    const cw = `${where}.consumesCounters[${i}]`;
+    if (!isDnsLabel(c.counterSet)) causes.push({field: `${cw}.counterSet`, message: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\''});
+    if (consumed.has(c.counterSet)) causes.push({field: `${cw}.counterSet`, message: `Duplicate value: "${c.counterSet}"`});
+    consumed.add(c.counterSet);
+    countersErrors(c.counters, `${cw}.counters`, causes);
+  });
   const taints = d.taints || [];
   if (taints.length > kMaxTaints) {
     causes.push({field: `${where}.taints`, message: `Too many: ${taints.length}: must have at most ${kMaxTaints} items`});
@@ -173,6 +209,21 @@ export function validateSlice(obj, old) {
   if (spec.nodeName && !isDnsSubdomain(spec.nodeName)) {
     causes.push({field: 'spec.nodeName', message: 'must be a DNS subdomain'});
   }
+  const sets = spec.sharedCounters || [];
+  if (sets.length > 0 && (spec.devices || []).length > 0) {
+    causes.push({field: 'spec', message: 'only one of `devices`, `sharedCounters` may be specified'});
+  }
+  if (sets.length > kMaxCounterSets) {
+    causes.push({field: 'spec.sharedCounters', message: `Too many: ${sets.length}: must have at most ${kMaxCounterSets} items`});
+  }
+  const setNames = new Set();
+  sets.forEach((c, i) => {
+    const cw = `spec.sharedCounters[${i}]`;
+    if (!isDnsLabel(c.name)) causes.push({field: `${cw}.name`, message: 'a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \'-\''});
+    if (setNames.has(c.name)) causes.push({field: `${cw}.name`, message: `Duplicate value: "${c.name}"`});
+    setNames.add(c.name);
+    countersErrors(c.counters, `${cw}.counters`, causes);
+  });
   const devices = spec.devices || [];
   const advanced = devices.some((d) => (d.taints || []).length > 0 || (d.consumesCounters || []).length > 0);
   const max = advanced ? kMaxDevicesAdvanced : kMaxDevices;

@@ -157,5 +157,97 @@ TEST(SliceBuilderTest, ComparableDevicesIgnoreWhatTheServerAdds) {
   EXPECT_EQ(comparableDevices(dropped, false), comparableDevices(sent, false));
 }
 
+// KEP-4815 as k8s.io/api/resource/v1 (v0.37) spells it: Device.capacity{name: {value}},
+// Device.consumesCounters[{counterSet, counters{name: {value}}}], and the pool's counter sets in
+// ResourceSliceSpec.sharedCounters[{name, counters}] of slices that hold no devices.
+std::vector<CounterSet> pfSets(int n) {
+  std::vector<CounterSet> out;
+  for (int i = n - 1; i >= 0; --i) {  // reverse order: the builder sorts
+    out.push_back(
+        {.name = fmt::format("pci-0000-17-00-{:x}", i), .counters = {{"bandwidth", "100G"}}});
+  }
+  return out;
+}
+
+TEST(SliceBuilderTest, ADeviceStatesItsCapacityAndWhatItConsumes) {
+  auto devs = devices(1);
+  devs[0].capacity["rdmanet.io/bandwidth"] = "25G";
+  devs[0].consumes_counters = {
+      {.counter_set = "pci-0000-17-00-0", .counters = {{"bandwidth", "25G"}}}};
+  const json d = deviceJson(devs[0]);
+  EXPECT_EQ(d["capacity"], json::parse(R"({"rdmanet.io/bandwidth": {"value": "25G"}})"));
+  EXPECT_EQ(d["consumesCounters"], json::parse(R"([{"counterSet": "pci-0000-17-00-0",
+                                                     "counters": {"bandwidth": {"value": "25G"}}}])"));
+  // A device without either carries neither key.
+  const json plain = deviceJson(devices(1)[0]);
+  EXPECT_FALSE(plain.contains("capacity"));
+  EXPECT_FALSE(plain.contains("consumesCounters"));
+}
+
+TEST(SliceBuilderTest, CounterSetsFollowTheDevicesInSlicesOfTheirOwnAtMostEightEach) {
+  auto slices = buildSlices(devices(70), owner(), 4, pfSets(9));
+  ASSERT_TRUE(slices.ok()) << slices.error().msg;
+  ASSERT_EQ(slices->size(), 4u);  // 64 + 6 devices, then 8 + 1 sets
+  for (const json& s : *slices) {
+    EXPECT_EQ(s["spec"]["pool"]["generation"], 4);
+    EXPECT_EQ(s["spec"]["pool"]["resourceSliceCount"], 4);
+    EXPECT_NE(s["spec"].contains("devices"), s["spec"].contains("sharedCounters"))
+        << "one kind a slice: " << s["spec"].dump();
+  }
+  EXPECT_EQ((*slices)[1]["spec"]["devices"].size(), 6u);
+  const json& sets = (*slices)[2]["spec"]["sharedCounters"];
+  ASSERT_EQ(sets.size(), 8u);
+  EXPECT_EQ(sets[0], json::parse(R"({"name": "pci-0000-17-00-0",
+                                     "counters": {"bandwidth": {"value": "100G"}}})"));
+  EXPECT_EQ(sets[7]["name"], "pci-0000-17-00-7");
+  ASSERT_EQ((*slices)[3]["spec"]["sharedCounters"].size(), 1u);
+  EXPECT_EQ((*slices)[3]["spec"]["sharedCounters"][0]["name"], "pci-0000-17-00-8");
+
+  // Counter sets alone (every device gone) still make a pool.
+  auto only_sets = buildSlices({}, owner(), 1, pfSets(1));
+  ASSERT_TRUE(only_sets.ok());
+  ASSERT_EQ(only_sets->size(), 1u);
+  EXPECT_FALSE((*only_sets)[0]["spec"].contains("devices"));
+}
+
+TEST(SliceBuilderTest, AConsumptionOfACounterThePoolDoesNotDefineIsRefused) {
+  auto devs = devices(2);
+  devs[1].consumes_counters = {
+      {.counter_set = "pci-0000-17-00-5", .counters = {{"bandwidth", "1G"}}}};
+  auto r = buildSlices(devs, owner(), 1, pfSets(2));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(r.error().msg.find("consumes counter \"bandwidth\" of counter set "
+                               "\"pci-0000-17-00-5\", which the pool does not define"),
+            std::string::npos)
+      << r.error().msg;
+  devs[1].consumes_counters = {{.counter_set = "pci-0000-17-00-1", .counters = {{"lanes", "1"}}}};
+  EXPECT_FALSE(buildSlices(devs, owner(), 1, pfSets(2)).ok());
+
+  auto twice = pfSets(2);
+  twice[1].name = twice[0].name;
+  r = buildSlices(devices(1), owner(), 1, twice);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().msg.find("is defined twice"), std::string::npos) << r.error().msg;
+}
+
+TEST(SliceBuilderTest, ComparableFormsKeepWhatRdmanetWritesAndDropWhatTheServerAdds) {
+  auto devs = devices(1);
+  devs[0].capacity["rdmanet.io/bandwidth"] = "25G";
+  devs[0].consumes_counters = {
+      {.counter_set = "pci-0000-17-00-0", .counters = {{"bandwidth", "25G"}}}};
+  json stored = json::array({deviceJson(devs[0])});
+  EXPECT_EQ(comparableDevices(stored, true), comparableDevices(chunkJson({&devs[0]}), true));
+  stored[0]["consumesCounters"][0]["counters"]["bandwidth"]["value"] = "30G";
+  EXPECT_NE(comparableDevices(stored, true), comparableDevices(chunkJson({&devs[0]}), true));
+
+  json sets = json::array({counterSetJson(pfSets(1)[0])});
+  json with_extra = sets;
+  with_extra[0]["counters"]["bandwidth"]["note"] = "x";  // a field rdmanet does not write
+  EXPECT_EQ(comparableCounterSets(with_extra), comparableCounterSets(sets));
+  with_extra[0]["counters"]["bandwidth"]["value"] = "40G";
+  EXPECT_NE(comparableCounterSets(with_extra), comparableCounterSets(sets));
+}
+
 }  // namespace
 }  // namespace rdmanet::dra

@@ -27,7 +27,7 @@ TEST(SliceListSizeTest, A1016VfNodesSliceListIsReadAtAnEighthOfTheClientsCapAtMo
   DeviceSnapshot snap;
   snap.pools = core.build().pools;
   snap.devices = nodeDevices(snap.pools);
-  const auto devices = sliceDevices(sysfs, snap, /*allow_multiple_allocations=*/false);
+  const auto devices = sliceDevices(sysfs, snap, /*allow_multiple_allocations=*/false).devices;
   ASSERT_GE(devices.size(), 1016u);
   const std::string node = "node-1016";
   const std::string node_uid = api.createNode(node);

@@ -178,7 +178,7 @@ TEST_F(PublisherTest, With65TaintedDevicesTheServerWouldRefuseOneSliceButWeSplit
   // Direct proof that the stand-in enforces the limit we split for...
   auto inv = inventory(65);
   for (auto& d : inv) d.taints = {{.key = std::string(kUnhealthyTaintKey)}};
-  json one = sliceObject({.node_name = kNode}, json::array(), 1, 1);
+  json one = sliceObject({.node_name = kNode}, "devices", json::array(), 1, 1);
   for (const auto& d : inv) one["spec"]["devices"].push_back(deviceJson(d));
   auto refused = client().create(kResourceSlicesPath, one);
   ASSERT_FALSE(refused.ok());
@@ -186,7 +186,7 @@ TEST_F(PublisherTest, With65TaintedDevicesTheServerWouldRefuseOneSliceButWeSplit
   EXPECT_NE(refused.error().msg.find("must have at most 64 items"), std::string::npos)
       << refused.error().msg;
   // ...and 128 untainted devices in one slice pass, 129 do not.
-  json big = sliceObject({.node_name = kNode}, json::array(), 1, 1);
+  json big = sliceObject({.node_name = kNode}, "devices", json::array(), 1, 1);
   for (const auto& d : inventory(129)) big["spec"]["devices"].push_back(deviceJson(d));
   auto r129 = client().create(kResourceSlicesPath, big);
   ASSERT_FALSE(r129.ok());

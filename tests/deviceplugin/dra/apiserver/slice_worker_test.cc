@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ranges>
 
 #include "tests/deviceplugin/dra/dra_fixture.h"
 #include "tests/fakes/fake_apiserver.h"
@@ -45,7 +46,10 @@ class SliceWorkerTest : public testing::DraDaemonFixture {
     std::map<std::string, json> out;
     if (!l.ok()) return out;
     for (const json& s : (*l)["items"]) {
-      for (const json& d : s["spec"]["devices"]) out[d["name"].get<std::string>()] = d;
+      // Counter-set slices (KEP-4815) hold no devices.
+      for (const json& d : s["spec"].value("devices", json::array())) {
+        out[d["name"].get<std::string>()] = d;
+      }
     }
     return out;
   }
@@ -101,6 +105,42 @@ TEST_F(SliceWorkerTest, EveryDeviceIsPublishedWithItsTopologyAndPoolAttributes) 
   EXPECT_EQ(pf["attributes"]["resource.kubernetes.io/pcieRoot"]["string"], "pci0000:00");
   EXPECT_EQ(pf["attributes"]["rdmanet.io/linkType"]["string"], "ether");
   EXPECT_FALSE(pf.contains("allowMultipleAllocations"));  // behind a flag
+}
+
+// Issue 32 §2: with `vfBandwidthMbps`, each VF consumes its share of a counter set that holds
+// its PF's link speed, so the scheduler never places more VFs on a port than it carries.
+TEST_F(SliceWorkerTest, VfsOfAPoolWithAShareConsumeItFromTheirPfsCounterSet) {
+  config_.pools[0].vf_bandwidth_mbps = 30000;  // rdma/vf: 3 VFs fit on a 100G port
+  startDaemon(api_.url(), worker_.get());
+  ASSERT_TRUE(waitDevices([](const auto& d) { return d.size() == 20; }, 10s));
+  auto devs = publishedDevices();
+  const json& vf = devs.at(dra::pciDeviceName(node_.vf(2, 1)));
+  EXPECT_EQ(vf["capacity"], json::parse(R"({"rdmanet.io/bandwidth": {"value": "30G"}})"));
+  EXPECT_EQ(vf["consumesCounters"],
+            json::array({{{"counterSet", dra::pciDeviceName(node_.pf(2))},
+                          {"counters", {{"bandwidth", {{"value", "30G"}}}}}}}));
+  // The shared pool's PFs are not partitions.
+  EXPECT_FALSE(devs.at(dra::pciDeviceName(node_.pf(0))).contains("consumesCounters"));
+
+  kube::ListOptions lo;
+  lo.field_selector = std::string("spec.nodeName=") + kNode;
+  auto l = api_client_->list("/apis/resource.k8s.io/v1/resourceslices", lo);
+  ASSERT_TRUE(l.ok()) << l.error().msg;
+  std::map<std::string, std::string> sets;  // counter set -> bandwidth
+  for (const json& s : (*l)["items"]) {
+    for (const json& c : s["spec"].value("sharedCounters", json::array())) {
+      sets[c["name"].get<std::string>()] = c["counters"]["bandwidth"]["value"].get<std::string>();
+    }
+  }
+  // One set per PF whose VFs are published, each the PF's 100 Gb/s (the simulated node's speed).
+  std::map<std::string, std::string> want;
+  for (const json& d : devs | std::views::values) {
+    if (!d.contains("consumesCounters")) continue;
+    want[d["consumesCounters"][0]["counterSet"].get<std::string>()] = "100G";
+  }
+  EXPECT_FALSE(want.empty());
+  EXPECT_EQ(sets, want);
+  EXPECT_FALSE(worker_->status().partitions_dropped);
 }
 
 TEST_F(SliceWorkerTest, LinkDownTaintsTheDevicesBehindItWithinASecondAndRecoveryClearsIt) {
