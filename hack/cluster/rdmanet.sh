@@ -12,6 +12,8 @@
 # On the VM cluster (`cluster up --nodes N`) the pool is the nodes' real igb VFs and the network
 # is mode sriov with a VLAN and a lossless priority; otherwise the simulated node's.
 #
+# RDMANET_VF_BANDWIDTH_MBPS: the vf pool's vfBandwidthMbps (each VF's share of its PF's link,
+# which DRA publishes as counters the scheduler counts); unset: none.
 # RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
 # Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
 # per set of binaries: <cache>/images/rdmanet-<hash of the binaries and hack/image.sh>.oci.tar.
@@ -83,6 +85,11 @@ pools:
       - $1
     lossless: {priority: 3, dscp: 26}
 YAML
+  if [[ -n ${RDMANET_VF_BANDWIDTH_MBPS:-} ]]; then
+    [[ $RDMANET_VF_BANDWIDTH_MBPS =~ ^[1-9][0-9]{0,7}$ ]] ||
+      die "RDMANET_VF_BANDWIDTH_MBPS=$RDMANET_VF_BANDWIDTH_MBPS is not a number of Mbit/s"
+    echo "    vfBandwidthMbps: $RDMANET_VF_BANDWIDTH_MBPS"
+  fi
 }
 if (($(vm_nodes))); then
   cat >"$state_dir/rdmanet-values.yaml" <<YAML

@@ -444,4 +444,65 @@ wait_until 30 "reboot's CDI spec and pod records removed" gone
 ok "daemon killed with its CDI specs gone: specs rendered again, a container recreated with \
 its devices, unprepare left nothing"
 delete_claim_pod keep
+
+# --- Issue 32, section 2: VFs as partitions of their PF (KEP-4815). With the pool's
+# vfBandwidthMbps at 30000, each VF consumes 30G of a counter set that holds its PF's 100G (the
+# simulated port's speed): the real API server takes the counter-set slice, the real scheduler
+# allocates 3 of the PF's 4 VFs and leaves a 4th claim pending with its reason, and allocates it
+# once one of the three is gone.
+RDMANET_VF_BANDWIDTH_MBPS=30000 "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
+share_pf=$(basename "$(readlink -f "$simnode_sys/bus/pci/devices/${vfs[0]}/physfn")")
+pf_set=$(printf 'pci-%s' "$share_pf" | tr ':.' '--')
+# partitions: "<set bandwidth> <devices consuming 30G of it>" as the API server holds them.
+partitions() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+driver, node, pf_set = sys.argv[1], sys.argv[2], sys.argv[3]
+bw, users = "-", 0
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] != driver or s["spec"].get("nodeName") != node:
+        continue
+    for c in s["spec"].get("sharedCounters", []):
+        if c["name"] == pf_set:
+            bw = c["counters"]["bandwidth"]["value"]
+    for d in s["spec"].get("devices", []):
+        for c in d.get("consumesCounters", []):
+            if c["counterSet"] == pf_set and c["counters"]["bandwidth"]["value"] == "30G":
+                users += 1
+print(bw, users)
+' "$driver" "$node_name" "$pf_set"
+}
+pf_vf_count=0
+for v in "${vfs[@]}"; do
+  if [[ $(basename "$(readlink -f "$simnode_sys/bus/pci/devices/$v/physfn")") == "$share_pf" ]]; then
+    pf_vf_count=$((pf_vf_count + 1))
+  fi
+done
+((pf_vf_count == 4)) || fail "PF $share_pf has $pf_vf_count VFs in the pool, the check needs 4"
+partitioned() { [[ $(partitions) == "100G 4" ]]; }
+wait_until 120 "counter set $pf_set (100G) and its 4 VFs consuming 30G each" partitioned
+on_pf="[{name: nic, exactly: {deviceClassName: $nic_class, \
+selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].pfPciAddress == \"$share_pf\"'}}]}}]"
+for i in 1 2 3 4; do claim_pod "bw-$i" "$on_pf"; done
+for i in 1 2 3; do wait_pod_ready "bw-$i"; done
+# The fourth: unschedulable, for the reason the scheduler gives for claims it cannot allocate.
+unschedulable() {
+  [[ $(kc -n "$ns" get pod bw-4 -o \
+    'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]
+}
+wait_until 60 "bw-4 unschedulable" unschedulable
+why=$(kc -n "$ns" get pod bw-4 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}')
+[[ $why == *"cannot allocate all claims"* ]] || fail "bw-4 is pending, but not for its claim: $why"
+note partitions_pending_reason "$why"
+declare -A bw_vfs=()
+for i in 1 2 3; do bw_vfs[$(pod_env "bw-$i" PCIDEVICE_RDMA_VF)]=1; done
+((${#bw_vfs[@]} == 3)) || fail "bw-1..3 do not hold 3 distinct VFs: ${!bw_vfs[*]}"
+delete_claim_pod bw-1
+wait_pod_ready bw-4
+for i in 2 3 4; do delete_claim_pod "bw-$i"; done
+"$repo/hack/cluster/rdmanet.sh" dra >/dev/null
+unpartitioned() { [[ $(partitions) == "- 0" ]] && slices_exact; }
+wait_until 120 "the pool without partitions again" unpartitioned
+ok "PF $share_pf's 100G counted by the scheduler: 3 claims of 30G allocated, the 4th pending \
+($why) until one went"
 ok "DRA mode under the real cluster"
