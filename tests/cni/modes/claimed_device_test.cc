@@ -59,6 +59,19 @@ TEST_F(ClaimedDeviceTest, AddWiresTheVfThePodsClaimHoldsWithoutADeviceId) {
   EXPECT_TRUE(kernel_.link(FakeKernel::kHost, "ens1f0v0").has_value());
 }
 
+TEST_F(ClaimedDeviceTest, AddWithoutADeviceIdCapsTheVfAtTheRecordsShare) {
+  // The share of its port the claim holds (issue 32), below the NAD's max_tx_rate of 10000.
+  writeRecord("a-claim",
+              json::array({device("rdma/vf", "0000:81:10.0", {{"maxTxRateMbps", 2500}})}));
+  const World before = world();
+  const Invocation add = run("ADD", claimConf());
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(kernel_.link(FakeKernel::kHost, "ens1f0")->vfs[0].max_tx_rate, 2500u);
+  ASSERT_EQ(run("DEL", withPrev(claimConf(), json::parse(add.stdout_data))).exit_code, 0);
+  World after = world();
+  EXPECT_EQ(after.vfs, before.vfs);
+}
+
 TEST_F(ClaimedDeviceTest, ASecondNetworkOfThePoolGetsTheNextClaimedDevice) {
   writeRecord("a-claim", json::array({device("rdma/vf", "0000:81:10.0")}));
   writeRecord("b-claim", json::array({device("rdma/vf", "0000:81:10.2")}));
