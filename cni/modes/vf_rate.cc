@@ -15,7 +15,8 @@ Result<std::optional<VfRate>> vfRateFor(const VfRateAsks& a) {
                                         .max_mbps = a.nad_max.value_or(a.orig.max_mbps)});
   }
   const uint32_t share = *a.claim_max;
-  const uint32_t max = a.nad_max.value_or(0) != 0 ? std::min(*a.nad_max, share) : share;
+  const uint32_t nad_max = a.nad_max.value_or(0);
+  const uint32_t max = nad_max != 0 ? std::min(nad_max, share) : share;
   const VfRate out{.min_mbps = a.nad_min.value_or(a.orig.min_mbps), .max_mbps = max};
   if (out.min_mbps > out.max_mbps) {
     return makeError(
@@ -56,7 +57,7 @@ std::optional<uint32_t> shareToEnforce(const PluginDeps& deps, const CniEnv& env
   const std::optional<PciAddress> pci =
       dev.mode == Mode::kMacvlan && conf.device_id ? conf.device_id : dev.pci;
   const std::optional<uint32_t> share = claimedShare(deps, env, conf, pci);
-  if (dev.mode == Mode::kSriov || !share) return share;
+  if (dev.mode == Mode::kSriov || !share || !pci) return share;
   deps.log.warn(
       "the pod's DRA claim holds {} Mbit/s of {}'s port, which is NOT enforced: {} "
       "mode cannot cap a VF's rate (only mode sriov sets its max_tx_rate)",
