@@ -6,6 +6,7 @@
 #include "cni/modes/mode.h"
 #include "cni/modes/rdma_attach.h"
 #include "cni/modes/rollback.h"
+#include "cni/modes/vf_rate.h"
 #include "cni/pod/device_info_file.h"
 #include "cni/pod/pod_config.h"
 #include "cni/pod/pod_info.h"
@@ -91,7 +92,13 @@ Result<CniResult> Plugin::add(const CniEnv& env, const NetConf& conf) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(deps_.clock.now().time_since_epoch())
           .count();
 
-  const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev, .pod_fd = pod.fd()};
+  const std::optional<uint32_t> share = shareToEnforce(deps_, env, conf, dev);
+  const AttachContext ctx{.deps = deps_,
+                          .env = env,
+                          .conf = conf,
+                          .dev = dev,
+                          .pod_fd = pod.fd(),
+                          .claim_share_mbps = share};
   auto attacher = makeAttacher(dev.mode);
   RDMANET_RETURN_IF_ERROR(attacher->prepare(ctx, st));
   // Recorded before the first change, so even a crash mid-ADD leaves DEL what it needs.

@@ -3,6 +3,7 @@
 
 #include "cni/modes/mode.h"
 #include "cni/modes/rdma_attach.h"
+#include "cni/modes/vf_rate.h"
 #include "cni/plugin.h"
 #include "cni/pod/pod_config.h"
 #include "cni/pod/pod_netns.h"
@@ -63,7 +64,13 @@ Status Plugin::check(const CniEnv& env, const NetConf& conf) {
     want.ips.routes = ours_result->routes;
   }
   const ResolvedDevice dev{.mode = st->mode};
-  const AttachContext ctx{.deps = deps_, .env = env, .conf = conf, .dev = dev};
+  std::optional<uint32_t> share;
+  if (st->mode == Mode::kSriov) {
+    auto pci = PciAddress::parse(st->pci);
+    if (pci.ok()) share = claimedShare(deps_, env, conf, *pci);
+  }
+  const AttachContext ctx{
+      .deps = deps_, .env = env, .conf = conf, .dev = dev, .claim_share_mbps = share};
   RDMANET_RETURN_IF_ERROR(makeAttacher(st->mode)->check(ctx, *st));
   RDMANET_RETURN_IF_ERROR(checkRdmaInPod(deps_, *st, env.netns));
   RDMANET_RETURN_IF_ERROR(

@@ -30,7 +30,8 @@ std::optional<ConfinedFile> reportFile(const CniEnv& env, const NetConf& conf,
     log.warn("no network report for {}: {}", pci.str(), dir.error().msg);
     return std::nullopt;
   }
-  if (!*ref || dir->get() < 0) return std::nullopt;  // not a claim's device
+  // Not a claim's device, or one an older daemon recorded without its DRA device name.
+  if (!*ref || (*ref)->device.empty() || dir->get() < 0) return std::nullopt;
   return ConfinedFile{.dir = std::move(*dir),
                       .name = dra::netReportName((*ref)->claim_uid, (*ref)->device)};
 }

@@ -9,6 +9,7 @@
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/limits.h"
+#include "common/json/json_access.h"
 #include "common/os/confined_path.h"
 #include "common/os/read_file.h"
 
@@ -23,7 +24,20 @@ struct RecordedDevice {
   PciAddress pci;
   std::string claim_uid;  // the record's file name: the daemon names it
   std::string device;     // the DRA device, "" in records of older daemons
+  std::optional<uint32_t> max_tx_rate_mbps{};
+  std::string rate_problem{};
 };
+
+// A device's "maxTxRateMbps": its share of its port, when the record gives one. A value of the
+// wrong type or range leaves the share unknown and says why in `rate_problem`.
+void readRate(const nlohmann::json& d, RecordedDevice& out) {
+  auto rate = optInt(d, "maxTxRateMbps", 1, kMaxClaimedRateMbps);
+  if (!rate.ok()) {
+    out.rate_problem = rate.error().msg;
+  } else if (*rate) {
+    out.max_tx_rate_mbps = static_cast<uint32_t>(**rate);
+  }
+}
 
 // A pod UID names a directory: letters, digits and '-' only (UIDs are RFC 4122 strings).
 bool plausibleUid(const std::string& uid) {
@@ -61,11 +75,13 @@ Result<std::vector<RecordedDevice>> podRecordedDevices(const DraRecordsDir& wher
       auto pci = PciAddress::parse(addr->get<std::string>());
       if (!pci.ok()) continue;
       const auto device = d.find("device");
-      out.push_back({.resource_name = name->get<std::string>(),
-                     .pci = *pci,
-                     .claim_uid = r.stem().string(),
-                     .device = device != d.end() && device->is_string() ? device->get<std::string>()
-                                                                        : std::string()});
+      RecordedDevice& rd = out.emplace_back(RecordedDevice{
+          .resource_name = name->get<std::string>(),
+          .pci = *pci,
+          .claim_uid = r.stem().string(),
+          .device = device != d.end() && device->is_string() ? device->get<std::string>()
+                                                             : std::string()});
+      readRate(d, rd);
     }
   }
   return out;
@@ -98,9 +114,12 @@ Result<std::optional<ClaimedDeviceRef>> claimOfDevice(const DraRecordsDir& where
                                                       const PciAddress& pci) {
   RDMANET_ASSIGN_OR_RETURN(auto recorded, podRecordedDevices(where, pod_uid));
   for (RecordedDevice& d : recorded) {
-    if (d.pci == pci && !d.device.empty()) {
+    if (d.pci == pci) {
       return std::optional<ClaimedDeviceRef>(
-          ClaimedDeviceRef{.claim_uid = std::move(d.claim_uid), .device = std::move(d.device)});
+          ClaimedDeviceRef{.claim_uid = std::move(d.claim_uid),
+                           .device = std::move(d.device),
+                           .max_tx_rate_mbps = d.max_tx_rate_mbps,
+                           .rate_problem = std::move(d.rate_problem)});
     }
   }
   return std::optional<ClaimedDeviceRef>();

@@ -10,6 +10,7 @@
 //              idempotent and succeeds when the netns or the link is already gone
 //   check()    compares the live mode-specific state (VF knobs on the PF, ...) with the config
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,8 @@ struct AttachContext {
   const ResolvedDevice& dev;
   int pod_fd = -1;   // the pod's namespace
   int host_fd = -1;  // ours
+  // sriov: the share of its port the pod's DRA claim holds, the VF's rate cap (vf_rate.h).
+  std::optional<uint32_t> claim_share_mbps{};
 };
 
 class Attacher {

@@ -11,6 +11,7 @@
 #include "cni/modes/device_identity.h"
 #include "cni/modes/mode.h"
 #include "cni/modes/netdev_return.h"
+#include "cni/modes/vf_rate.h"
 
 namespace rdmanet::cni {
 namespace {
@@ -28,6 +29,13 @@ Error knobError(const Error& e, const std::string& pf, int vf, const std::string
         pf, knob);
   }
   return out;
+}
+
+VfRateAsks rateAsks(const AttachContext& ctx, const VfInfo& orig) {
+  return {.nad_min = ctx.conf.min_tx_rate,
+          .nad_max = ctx.conf.max_tx_rate,
+          .claim_max = ctx.claim_share_mbps,
+          .orig = {.min_mbps = orig.min_tx_rate, .max_mbps = orig.max_tx_rate}};
 }
 
 // Sets one VF knob and records it, so DEL and rollback restore exactly what was changed.
@@ -78,6 +86,8 @@ class SriovAttacher : public Attacher {
     const VfInfo& orig = *st.orig_vf;
     const int pf = host.linkByName(st.pf_name).valueOr(LinkInfo{}).ifindex;
     const int vf = st.vf_index;
+    // Decided before the first change: a min rate the claim's share cannot hold refuses ADD.
+    RDMANET_ASSIGN_OR_RETURN(const auto rate, vfRateFor(rateAsks(ctx, orig)));
     if (c.vlan || c.lossless) {
       const uint16_t vlan = c.vlan.value_or(orig.vlan);
       const uint8_t qos = vlan != 0 ? c.pcp() : 0;
@@ -88,11 +98,13 @@ class SriovAttacher : public Attacher {
     if (c.mac) {
       RDMANET_RETURN_IF_ERROR(setKnob(st, "mac", [&] { return host.setVfMac(pf, vf, *c.mac); }));
     }
-    if (c.min_tx_rate || c.max_tx_rate) {
-      RDMANET_RETURN_IF_ERROR(setKnob(st, "rate", [&] {
-        return host.setVfRate(pf, vf, c.min_tx_rate.value_or(orig.min_tx_rate),
-                              c.max_tx_rate.value_or(orig.max_tx_rate));
-      }));
+    if (rate) {
+      if (ctx.claim_share_mbps) {
+        deps.log.info("VF {} of {}: max_tx_rate {} Mbit/s (the pod's DRA claim holds {} Mbit/s)",
+                      vf, st.pf_name, rate->max_mbps, *ctx.claim_share_mbps);
+      }
+      RDMANET_RETURN_IF_ERROR(setKnob(
+          st, "rate", [&] { return host.setVfRate(pf, vf, rate->min_mbps, rate->max_mbps); }));
     }
     if (c.spoofchk) {
       RDMANET_RETURN_IF_ERROR(
@@ -140,8 +152,16 @@ class SriovAttacher : public Attacher {
     if (c.spoofchk && it->spoofchk != *c.spoofchk) diffs.push_back("spoofchk");
     if (c.trust && it->trust != *c.trust) diffs.push_back("trust");
     if (c.link_state && it->link_state != *c.link_state) diffs.push_back("link_state");
-    if (c.min_tx_rate && it->min_tx_rate != *c.min_tx_rate) diffs.push_back("min_tx_rate");
-    if (c.max_tx_rate && it->max_tx_rate != *c.max_tx_rate) diffs.push_back("max_tx_rate");
+    // What ADD set: the netconf's rates, the max capped by the claim's share.
+    const VfInfo orig = st.orig_vf.value_or(VfInfo{});
+    const auto rate = vfRateFor(rateAsks(ctx, orig));
+    if (rate.ok() && *rate) {
+      if (c.min_tx_rate && it->min_tx_rate != (*rate)->min_mbps) diffs.push_back("min_tx_rate");
+      if ((c.max_tx_rate || ctx.claim_share_mbps) && it->max_tx_rate != (*rate)->max_mbps) {
+        diffs.push_back(
+            fmt::format("max_tx_rate {} (want {})", it->max_tx_rate, (*rate)->max_mbps));
+      }
+    }
     if (!diffs.empty()) {
       return makeError(
           ErrorCode::kInvalidConfig,

@@ -206,6 +206,26 @@ std::string dumpWorld(const TestNode::World& w) {
   return out;
 }
 
+void TestNode::writeDraRecord(const std::string& pod_uid, const std::string& claim_uid,
+                              const json& devices) const {
+  std::filesystem::create_directories(draRecords() / pod_uid);
+  std::ofstream(draRecords() / pod_uid / (claim_uid + ".json")) << json{
+      {"claim", {{"namespace", "team"}, {"name", "c"}, {"uid", claim_uid}}},
+      {"devices", devices}}.dump();
+}
+
+json TestNode::draDevice(const std::string& resource, const std::string& pci, const json& extra) {
+  json d = {{"request", "nic"}, {"resourceName", resource}, {"pciAddress", pci}, {"device", "d"}};
+  d.update(extra);
+  return d;
+}
+
+std::string TestNode::logText() const {
+  std::fflush(log_sink_);
+  std::ifstream in(tmp_.path() / "log.txt");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 std::string TestNode::sriovConf(const std::string& extra) const {
   return R"({"cniVersion": "1.1.0", "name": "rdma-net", "type": "rdmanet",
     "deviceID": "0000:81:10.0", "vlan": 100, "spoofchk": "off", "trust": "on",

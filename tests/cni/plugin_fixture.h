@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -83,6 +84,18 @@ class TestNode {
     bool operator==(const World&) const = default;
   };
   World world() const;
+
+  // The device plugin's DRA records (deviceplugin/dra/kubelet/pod_devices.h), beneath the node's
+  // draDevicesRoot: a network's "draDevicesDir".
+  std::filesystem::path draRecords() const { return tmp_.path() / "dra-devices"; }
+  // Writes the record of claim `claim_uid` of pod `pod_uid` holding `devices`.
+  void writeDraRecord(const std::string& pod_uid, const std::string& claim_uid,
+                      const json& devices) const;
+  // One device entry of a record; `extra` members (e.g. "maxTxRateMbps") are merged in.
+  static json draDevice(const std::string& resource, const std::string& pci,
+                        const json& extra = json::object());
+  // Everything logged so far.
+  std::string logText() const;
 
   std::string sriovConf(const std::string& extra = "") const;
   std::string macvlanConf(const std::string& extra = "") const;

@@ -283,9 +283,7 @@ TEST_F(LosslessPolicyTest, EnforceRejectsAPortWithoutDcb) {
 TEST_F(LosslessPolicyTest, WarnProceedsAndLogs) {
   addOk(macvlanConf(R"(, "vlan": 100, "lossless": {"priority": 4})"));
   EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
-  std::fflush(log_sink_);
-  std::ifstream in(tmp_.path() / "log.txt");
-  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string log = logText();
   EXPECT_NE(log.find("priority 4 is not PFC-enabled on port ens1f0"), std::string::npos) << log;
   EXPECT_NE(log.find("containerID=c1"), std::string::npos);
 }

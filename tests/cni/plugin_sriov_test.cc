@@ -2,6 +2,7 @@
 // device-info file.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "cni/state/device_lock.h"
@@ -257,6 +258,135 @@ TEST_F(SriovTest, WarnLetsAPodMtuAboveThePfMtuThroughAndLogs) {
 TEST_F(SriovTest, PodMtuEqualToThePfMtuIsFine) {
   addOk(sriovConf());  // 9000 on a 9000 PF
   EXPECT_EQ(kernel_.link("pod1", "net1")->info.mtu, 9000u);
+}
+
+// A VF as a partition of its PF (issue 32): the share of the port the pod's DRA claim holds
+// ("maxTxRateMbps" of its record) caps the VF's max_tx_rate, through the knob DEL restores.
+class SriovShareTest : public PluginTest {
+ protected:
+  static constexpr const char* kPodUid = "9d3f0c2e-5b1a-4c7e-8f00-0a1b2c3d4e5f";
+  static constexpr const char* kNadMax = R"("max_tx_rate": 10000, )";
+
+  // sriovConf with the DRA keys; `nad_rates` replaces its max_tx_rate ("" for none).
+  std::string shareConf(const std::string& nad_rates = kNadMax) const {
+    std::string c = sriovConf(fmt::format(R"(, "draDevicesDir": "{}", "resourceName": "rdma/vf")",
+                                          draRecords().string()));
+    return c.replace(c.find(kNadMax), std::string_view(kNadMax).size(), nad_rates);
+  }
+  // The pod's claim holds VF0 with this "maxTxRateMbps".
+  void claimVf0(const json& share) const {
+    writeDraRecord(kPodUid, "a-claim",
+                   json::array({draDevice("rdma/vf", "0000:81:10.0", {{"maxTxRateMbps", share}})}));
+  }
+  Invocation run(const std::string& command, const std::string& conf) {
+    return invoke(command, conf, kPod, "c1", "net1",
+                  {{"CNI_ARGS", fmt::format("IgnoreUnknown=1;K8S_POD_UID={}", kPodUid)}});
+  }
+  json addOk(const std::string& conf) {
+    const Invocation add = run("ADD", conf);
+    EXPECT_EQ(add.exit_code, 0) << add.stdout_data;
+    return add.exit_code == 0 ? json::parse(add.stdout_data) : json();
+  }
+  VfInfo vf(int i = 0) const { return kernel_.link(FakeKernel::kHost, "ens1f0")->vfs[i]; }
+};
+
+TEST_F(SriovShareTest, AddCapsTheVfAtItsClaimsShareAndDelRestoresItsOriginalRate) {
+  ASSERT_TRUE(host_.setVfRate(pf_ifindex_, 0, 0, 40000).ok());  // someone's rate before ours
+  const World before = world();
+  claimVf0(2500);
+  const json out = addOk(shareConf(""));
+  EXPECT_EQ(vf().max_tx_rate, 2500u);
+  EXPECT_EQ(vf().min_tx_rate, 0u);
+  auto st = StateStore(tmp_.path() / "state").load("c1", "net1");
+  ASSERT_TRUE(st.ok() && st->has_value());
+  EXPECT_NE(std::find((**st).vf_knobs_set.begin(), (**st).vf_knobs_set.end(), "rate"),
+            (**st).vf_knobs_set.end());
+  const Invocation check = run("CHECK", withPrev(shareConf(""), out));
+  EXPECT_EQ(check.exit_code, 0) << check.stdout_data;
+  const Invocation del = run("DEL", withPrev(shareConf(""), out));
+  ASSERT_EQ(del.exit_code, 0) << del.stdout_data;
+  EXPECT_EQ(vf().max_tx_rate, 40000u);
+  EXPECT_EQ(world(), before) << dumpWorld(world()) << "\n--- want\n" << dumpWorld(before);
+}
+
+TEST_F(SriovShareTest, ANadMaxTxRateBelowTheShareIsKept) {
+  claimVf0(25000);
+  const json out = addOk(shareConf());
+  EXPECT_EQ(vf().max_tx_rate, 10000u);
+  EXPECT_EQ(run("CHECK", withPrev(shareConf(), out)).exit_code, 0);
+}
+
+TEST_F(SriovShareTest, AShareBelowTheNadMaxTxRateWinsAndCheckComparesWithIt) {
+  claimVf0(2500);
+  const json out = addOk(shareConf());
+  EXPECT_EQ(vf().max_tx_rate, 2500u);
+  const Invocation ok = run("CHECK", withPrev(shareConf(), out));
+  EXPECT_EQ(ok.exit_code, 0) << ok.stdout_data;
+  ASSERT_TRUE(host_.setVfRate(pf_ifindex_, 0, 0, 10000).ok());  // the NAD's, not the share
+  const Invocation bad = run("CHECK", withPrev(shareConf(), out));
+  ASSERT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.stdout_data.find("max_tx_rate 10000 (want 2500)"), std::string::npos)
+      << bad.stdout_data;
+}
+
+TEST_F(SriovShareTest, AMinTxRateAboveTheShareIsRefusedWithNothingChanged) {
+  claimVf0(2500);
+  const World before = world();
+  const Invocation add = run("ADD", shareConf(R"("min_tx_rate": 5000, "max_tx_rate": 10000, )"));
+  ASSERT_NE(add.exit_code, 0);
+  const json err = json::parse(add.stdout_data);
+  EXPECT_EQ(err["code"], 7);
+  EXPECT_NE(err["msg"].get<std::string>().find("above the 2500 Mbit/s"), std::string::npos) << err;
+  EXPECT_EQ(world(), before) << dumpWorld(world());
+}
+
+TEST_F(SriovShareTest, AFailedAddRestoresTheRateItSet) {
+  claimVf0(2500);
+  const World before = world();
+  ipam_.fail = json{{"cniVersion", "1.0.0"}, {"code", 11}, {"msg", "pool exhausted"}};
+  EXPECT_NE(run("ADD", shareConf("")).exit_code, 0);
+  EXPECT_EQ(world(), before) << dumpWorld(world());
+}
+
+TEST_F(SriovShareTest, AMalformedShareIsLoggedAndTheNadsRateStands) {
+  claimVf0("25G");
+  addOk(shareConf());
+  EXPECT_EQ(vf().max_tx_rate, 10000u);
+  const std::string log = logText();
+  EXPECT_NE(log.find("no DRA claim share of 0000:81:10.0's port is enforced"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("maxTxRateMbps"), std::string::npos) << log;
+}
+
+TEST_F(SriovShareTest, HostDeviceModeOnAClaimedVfAttachesAndSaysTheShareIsNotEnforced) {
+  writeDraRecord(kPodUid, "a-claim",
+                 json::array({draDevice("rdma/vf", "0000:81:10.2", {{"maxTxRateMbps", 2500}})}));
+  const std::vector<VfInfo> vfs = world().vfs;
+  addOk(fmt::format(R"({{"cniVersion": "1.1.0", "name": "hd", "type": "rdmanet",
+      "mode": "host-device", "deviceID": "0000:81:10.2", "draDevicesDir": "{}",
+      "resourceName": "rdma/vf", "ipam": {{"type": "fake-ipam"}}}})",
+                    draRecords().string()));
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+  EXPECT_EQ(world().vfs, vfs);  // no VF knob touched
+  const std::string log = logText();
+  EXPECT_NE(log.find("holds 2500 Mbit/s of 0000:81:10.2's port, which is NOT enforced: "
+                     "host-device mode cannot cap"),
+            std::string::npos)
+      << log;
+}
+
+TEST_F(SriovShareTest, MacvlanWithAClaimedDeviceIdAttachesAndSaysTheShareIsNotEnforced) {
+  // Multus passes the claim's VF as deviceID; a macvlan network attaches its master instead.
+  writeDraRecord(kPodUid, "a-claim",
+                 json::array({draDevice("rdma/vf", "0000:81:10.2", {{"maxTxRateMbps", 2500}})}));
+  const std::vector<VfInfo> vfs = world().vfs;
+  addOk(macvlanConf(fmt::format(
+      R"(, "deviceID": "0000:81:10.2", "draDevicesDir": "{}", "resourceName": "rdma/vf")",
+      draRecords().string())));
+  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
+  EXPECT_EQ(world().vfs, vfs);
+  const std::string log = logText();
+  EXPECT_NE(log.find("which is NOT enforced: macvlan mode cannot cap"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -11,10 +11,13 @@ mkdir -p "$cni_work/bin"
 ln -sf "$(readlink -f "$cni_bin")" "$cni_work/bin/rdmanet"
 export RDMANET_STATE_DIR=$cni_work/state CNI_PATH=$cni_work/bin:/usr/lib/cni
 
+# K8S_POD_UID of the calls when set: a pod whose DRA records (draDevicesDir) the plugin reads.
+cni_pod_uid=""
+
 # cni CMD NETNS CONTAINERID CONF_JSON: runs the plugin; prints its stdout; returns its exit code.
 cni() {
   CNI_COMMAND=$1 CNI_NETNS=${2:+/var/run/netns/$2} CNI_CONTAINERID=$3 CNI_IFNAME=net1 \
-    CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=vm;K8S_POD_NAME=$3" \
+    CNI_ARGS="IgnoreUnknown=1;K8S_POD_NAMESPACE=vm;K8S_POD_NAME=$3${cni_pod_uid:+;K8S_POD_UID=$cni_pod_uid}" \
     "$cni_work/bin/rdmanet" <<<"$4" 2>>"$cni_work/plugin.log"
 }
 

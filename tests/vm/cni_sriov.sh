@@ -4,7 +4,8 @@
 # static IPAM; the pods ping; a capture on the peer PF shows the frames tagged "vlan 100, p 3";
 # DEL restores every VF setting and the netdev's name, and, with the state file lost, still
 # brings the VF back with default settings; a knob the driver refuses (igb has no link_state)
-# fails cleanly with everything rolled back.
+# fails cleanly with everything rolled back; the share of its port a pod's DRA claim holds caps
+# the VF's max_tx_rate until DEL restores the rate it had.
 set -u
 # shellcheck source=hack/vm/lib.sh
 source "$RDMANET_VM_DIR/lib.sh"
@@ -99,4 +100,30 @@ t_run "link_state refused: no state left" test -z "$(ls "$RDMANET_STATE_DIR"/*.j
 # enforce on a port without DCB (igb): code 7 naming the port.
 out=$(cni ADD pa cy "$(conf "$vf0" 192.168.100.1/24 | sed 's/"warn"/"enforce"/')")
 t_match "lossless enforce without DCB is code 7 naming $pf0" "\"code\":7.*$pf0" "$out"
+
+# A VF as a partition of its PF (issue 32): the device plugin's DRA record of the pod's claim
+# gives the VF a share of its port ("maxTxRateMbps"); ADD caps the VF's max_tx_rate at it, DEL
+# restores the rate the VF had (set here by hand, so that "restored" is not just "default").
+vf_max_rate() {  # vf_max_rate PF IDX: the VF's max_tx_rate in Mbit/s as the PF reports it, 0: none
+  local r
+  r=$(vf_line "$1" "$2" | grep -oE 'max_tx_rate [0-9]+' | head -n 1)
+  r=${r#max_tx_rate }
+  echo "${r:-0}"
+}
+share=100
+cni_pod_uid=5f0c1d2e-0000-4000-8000-0000000000a1
+dra_dir=/var/run/rdmanet/vm-dra-$$
+mkdir -p "$dra_dir/$cni_pod_uid"
+printf '{"claim": {"namespace": "vm", "name": "c", "uid": "cr"}, "devices": [{"request": "nic",
+  "resourceName": "rdma/vf", "pciAddress": "%s", "device": "d", "maxTxRateMbps": %s}]}' \
+  "$vf0" "$share" >"$dra_dir/$cni_pod_uid/cr.json"
+t_run "PF0 VF 1 given a rate of its own" ip link set "$pf0" vf 1 max_tx_rate 200
+share_conf=$(conf "$vf0" 192.168.100.1/24 ", \"draDevicesDir\": \"$dra_dir\", \"resourceName\": \"rdma/vf\"")
+cni_ok "ADD of a VF its pod's claim holds $share Mbit/s of" ADD pa cr "$share_conf"
+t_eq "PF0 VF 1 max_tx_rate is the claim's share" "$(vf_max_rate "$pf0" 1)" "$share"
+cni_ok "DEL of the claimed VF" DEL pa cr "$share_conf"
+t_eq "PF0 VF 1 max_tx_rate back to its own" "$(vf_max_rate "$pf0" 1)" 200
+ip link set "$pf0" vf 1 max_tx_rate 0
+cni_pod_uid=""
+rm -rf "$dra_dir"
 t_done

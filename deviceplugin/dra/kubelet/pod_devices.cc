@@ -24,18 +24,24 @@ constexpr std::string_view kSuffix = ".json";
 std::string recordName(const std::string& claim_uid) { return claim_uid + std::string(kSuffix); }
 
 // The devices of a prepared claim, as the CNI matches them: the pool's resource name and the
-// function's PCI address. Devices no longer in `inv` are left out (the record would name a
-// function the CNI cannot find anyway).
+// function's PCI address, and the share of its port the pool gives it (the CNI caps the VF's
+// max_tx_rate at it). Devices no longer in `inv` are left out (the record would name a function
+// the CNI cannot find anyway).
 json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
   json out = json::array();
   for (const PreparedDevice& d : claim.devices) {
     const NodeDevice* nd = inv.find(d.device_name);
     // An admin-access device is the pod's to monitor, never to attach: the CNI must not find it.
     if (nd == nullptr || d.admin_access) continue;
-    out.push_back({{"request", d.request_names.empty() ? "" : d.request_names.front()},
-                   {"resourceName", nd->pool},
-                   {"pciAddress", nd->device.pci.str()},
-                   {"device", d.device_name}});
+    json entry = {{"request", d.request_names.empty() ? "" : d.request_names.front()},
+                  {"resourceName", nd->pool},
+                  {"pciAddress", nd->device.pci.str()},
+                  {"device", d.device_name}};
+    const Pool* pool = inv.pool(nd->pool);
+    if (pool != nullptr && pool->config.vf_bandwidth_mbps) {
+      entry["maxTxRateMbps"] = *pool->config.vf_bandwidth_mbps;
+    }
+    out.push_back(std::move(entry));
   }
   return out;
 }

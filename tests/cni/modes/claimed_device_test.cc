@@ -20,16 +20,14 @@ constexpr const char* kPodUid = "9d3f0c2e-5b1a-4c7e-8f00-0a1b2c3d4e5f";
 
 class ClaimedDeviceTest : public PluginTest {
  protected:
-  fs::path records() const { return tmp_.path() / "dra-devices"; }
+  fs::path records() const { return draRecords(); }
   // The daemon's record of one claim of the pod (deviceplugin/dra/kubelet/pod_devices.h).
   void writeRecord(const std::string& claim_uid, const json& devices) {
-    fs::create_directories(records() / kPodUid);
-    std::ofstream(records() / kPodUid / (claim_uid + ".json")) << json{
-        {"claim", {{"namespace", "team"}, {"name", "c"}, {"uid", claim_uid}}},
-        {"devices", devices}}.dump();
+    writeDraRecord(kPodUid, claim_uid, devices);
   }
-  static json device(const std::string& resource, const std::string& pci) {
-    return {{"request", "nic"}, {"resourceName", resource}, {"pciAddress", pci}, {"device", "d"}};
+  static json device(const std::string& resource, const std::string& pci,
+                     const json& extra = json::object()) {
+    return draDevice(resource, pci, extra);
   }
   // sriovConf without deviceID, with the DRA keys.
   std::string claimConf() const {
@@ -59,6 +57,19 @@ TEST_F(ClaimedDeviceTest, AddWiresTheVfThePodsClaimHoldsWithoutADeviceId) {
   const Invocation del = run("DEL", withPrev(claimConf(), json::parse(add.stdout_data)));
   EXPECT_EQ(del.exit_code, 0) << del.stdout_data;
   EXPECT_TRUE(kernel_.link(FakeKernel::kHost, "ens1f0v0").has_value());
+}
+
+TEST_F(ClaimedDeviceTest, AddWithoutADeviceIdCapsTheVfAtTheRecordsShare) {
+  // The share of its port the claim holds (issue 32), below the NAD's max_tx_rate of 10000.
+  writeRecord("a-claim",
+              json::array({device("rdma/vf", "0000:81:10.0", {{"maxTxRateMbps", 2500}})}));
+  const World before = world();
+  const Invocation add = run("ADD", claimConf());
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(kernel_.link(FakeKernel::kHost, "ens1f0")->vfs[0].max_tx_rate, 2500u);
+  ASSERT_EQ(run("DEL", withPrev(claimConf(), json::parse(add.stdout_data))).exit_code, 0);
+  World after = world();
+  EXPECT_EQ(after.vfs, before.vfs);
 }
 
 TEST_F(ClaimedDeviceTest, ASecondNetworkOfThePoolGetsTheNextClaimedDevice) {
@@ -226,6 +237,51 @@ TEST(ClaimedDevice, RecordsThatDoNotParseAreSkipped) {
   ASSERT_TRUE(pci.ok()) << pci.error().msg;
   EXPECT_EQ(pci->str(), "0000:81:10.2");
 }
+
+// The share of its port a record gives a device ("maxTxRateMbps"), as claimOfDevice reads it: a
+// bad value leaves the share unknown and says why, and the rest of the record stands.
+struct RateCase {
+  std::string name;
+  std::string field;  // the device's "maxTxRateMbps" member, "" for none
+  std::optional<uint32_t> rate;
+  std::string problem;  // a fragment of rate_problem, "" for none
+};
+
+class ClaimedRateTest : public ::testing::TestWithParam<RateCase> {};
+
+TEST_P(ClaimedRateTest, TheRecordsMaxTxRateIsTheDevicesShare) {
+  const RateCase& c = GetParam();
+  sim::TempDir tmp;
+  fs::create_directories(tmp.path() / kPodUid);
+  std::ofstream(tmp.path() / kPodUid / "a-claim.json") << fmt::format(
+      R"({{"devices": [{{"resourceName": "rdma/vf", "pciAddress": "0000:81:10.2",
+          "device": "pci-0000-81-10-2"{}}}]}})",
+      c.field.empty() ? "" : ", \"maxTxRateMbps\": " + c.field);
+  auto ref = claimOfDevice({.root = tmp.path().string(), .dir = tmp.path().string()}, kPodUid,
+                           *PciAddress::parse("0000:81:10.2"));
+  ASSERT_TRUE(ref.ok()) << ref.error().msg;
+  ASSERT_TRUE(ref->has_value());
+  EXPECT_EQ((*ref)->claim_uid, "a-claim");
+  EXPECT_EQ((*ref)->device, "pci-0000-81-10-2");
+  EXPECT_EQ((*ref)->max_tx_rate_mbps, c.rate);
+  if (c.problem.empty()) {
+    EXPECT_EQ((*ref)->rate_problem, "");
+  } else {
+    EXPECT_NE((*ref)->rate_problem.find(c.problem), std::string::npos) << (*ref)->rate_problem;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Records, ClaimedRateTest,
+    ::testing::Values(RateCase{"Valid", "25000", 25000, ""}, RateCase{"Absent", "", {}, ""},
+                      RateCase{"Null", "null", {}, ""},
+                      RateCase{"LargestAllowed", "10000000", 10'000'000, ""},
+                      RateCase{"Zero", "0", {}, "maxTxRateMbps"},
+                      RateCase{"AboveTenTerabits", "10000001", {}, "out of range"},
+                      RateCase{"Negative", "-5", {}, "out of range"},
+                      RateCase{"AString", "\"25G\"", {}, "maxTxRateMbps"},
+                      RateCase{"AFloat", "2.5", {}, "maxTxRateMbps"}),
+    [](const ::testing::TestParamInfo<RateCase>& i) { return i.param.name; });
 
 }  // namespace
 }  // namespace rdmanet::cni::testing

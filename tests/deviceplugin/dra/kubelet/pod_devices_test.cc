@@ -73,6 +73,21 @@ TEST(PodDevicesTest, EachPodGetsARecordThatUnprepareRemovesWithTheEmptiedPodDir)
   EXPECT_TRUE(removePodDevices(tmp.path() / "missing", "u-1").ok());
 }
 
+TEST(PodDevicesTest, APoolsVfBandwidthIsEachOfItsDevicesMaxTxRate) {
+  sim::TempDir tmp;
+  const fs::path dir = tmp.path();
+  DeviceSnapshot inv = snapshot();
+  // Without vfBandwidthMbps (or with the pool gone from the snapshot) the field is absent.
+  inv.pools.push_back({.config = {.resource_name = "vf"}});
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, claim("u-plain"), inv).ok());
+  EXPECT_FALSE(read(dir / kPodA / "u-plain.json")["devices"][0].contains("maxTxRateMbps"));
+  inv.pools.front().config.vf_bandwidth_mbps = 25000;
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, claim("u-share"), inv).ok());
+  const json rec = read(dir / kPodA / "u-share.json");
+  ASSERT_EQ(rec["devices"].size(), 1u);
+  EXPECT_EQ(rec["devices"][0]["maxTxRateMbps"], 25000);
+}
+
 TEST(PodDevicesTest, TheStartSweepKeepsOnlyPreparedClaimsRecords) {
   sim::TempDir tmp;
   const fs::path dir = tmp.path();
