@@ -123,8 +123,13 @@ Status validateDevice(const DraDevice& d) {
   }
   for (const auto& [name, value] : d.capacity) {
     RDMANET_RETURN_IF_ERROR(validateAttributeName(d, name));
-    if (value.empty()) {
+    if (value.value.empty()) {
       return invalidAt(about(d), fmt::format("capacity \"{}\" has no quantity", name));
+    }
+    if (!value.request_default.empty() && !d.allow_multiple_allocations) {
+      return invalidAt(about(d), fmt::format("capacity \"{}\": a request policy needs "
+                                             "allowMultipleAllocations",
+                                             name));
     }
   }
   RDMANET_RETURN_IF_ERROR(validateConsumption(d));

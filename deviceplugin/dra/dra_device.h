@@ -86,6 +86,19 @@ struct CounterConsumption {
   bool operator==(const CounterConsumption&) const = default;
 };
 
+// A capacity a device states: its quantity and, for a device many claims share
+// (allowMultipleAllocations), how much a claim that names none takes (KEP-5075's
+// requestPolicy.default). Built from its quantity alone where no default is wanted.
+struct DeviceCapacity {
+  std::string value{};
+  std::string request_default{};  // "": no requestPolicy
+  DeviceCapacity() = default;
+  DeviceCapacity(std::string v, std::string request = {})  // NOLINT(google-explicit-constructor)
+      : value(std::move(v)), request_default(std::move(request)) {}
+  DeviceCapacity(const char* v) : value(v) {}  // NOLINT(google-explicit-constructor)
+  bool operator==(const DeviceCapacity&) const = default;
+};
+
 struct DraDevice {
   std::string name{};  // a DNS label unique in the node's pool: use pciDeviceName()
   // Qualified name ("<domain>/<C identifier>" or a bare C identifier) to value.
@@ -96,7 +109,7 @@ struct DraDevice {
   bool allow_multiple_allocations = false;
   // Qualified name to quantity (canonical form): what a claim's selectors can compare
   // (`device.capacity["rdmanet.io"].bandwidth`). Counts against the 32 attributes.
-  std::map<std::string, std::string> capacity{};
+  std::map<std::string, DeviceCapacity> capacity{};
   // KEP-4815: what the device takes from the pool's counter sets; at most 2.
   std::vector<CounterConsumption> consumes_counters{};
   bool operator==(const DraDevice&) const = default;
@@ -114,7 +127,8 @@ std::optional<PciAddress> pciOfDeviceName(std::string_view name);
 // 32); string and version values at most 64 characters, versions semver; at most 16 taints, keys
 // label names, values label values, effects None/NoSchedule/NoExecute; at most 2 counter
 // consumptions, each of a distinct counter set named by a DNS label, with 1 to 32 counters
-// named by DNS labels. Error 7 naming the device and the attribute, taint or counter.
+// named by DNS labels; a capacity's request default only on a device with
+// allowMultipleAllocations. Error 7 naming the device and the attribute, taint or counter.
 Status validateDevice(const DraDevice& device);
 
 // Checks a counter set: its name and every counter's a DNS label, 1 to 32 counters. Error 7.

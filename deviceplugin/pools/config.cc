@@ -34,7 +34,8 @@ bool PoolConfig::sameAs(const PoolConfig& o) const {
          mode == o.mode && exclude_topology == o.exclude_topology &&
          rdma_hca_max == o.rdma_hca_max && lossless == o.lossless &&
          preferred_allocation == o.preferred_allocation && selectors == o.selectors &&
-         pod_info_dir == o.pod_info_dir && vf_bandwidth_mbps == o.vf_bandwidth_mbps;
+         pod_info_dir == o.pod_info_dir && vf_bandwidth_mbps == o.vf_bandwidth_mbps &&
+         claim_bandwidth_mbps == o.claim_bandwidth_mbps;
 }
 
 namespace {
@@ -107,6 +108,8 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
                                asEnum<AllocationPolicy>(v, sub, kPolicies, notOneOfAt));
     } else if (k == "vfBandwidthMbps") {
       RDMANET_ASSIGN_OR_RETURN(p.vf_bandwidth_mbps, asInt(v, sub, 1, kMaxBandwidthMbps));
+    } else if (k == "claimBandwidthMbps") {
+      RDMANET_ASSIGN_OR_RETURN(p.claim_bandwidth_mbps, asInt(v, sub, 1, kMaxBandwidthMbps));
     } else if (k == "podInfoDir") {
       RDMANET_ASSIGN_OR_RETURN(p.pod_info_dir, asString(v, sub));
       const std::string& d = p.pod_info_dir;
@@ -125,6 +128,9 @@ Result<PoolConfig> parsePool(const json& j, const std::string& key, bool from_co
   // A shared PF is not split into partitions: its share is per claim (consumable capacity).
   if (p.vf_bandwidth_mbps && p.mode != PoolMode::kVf) {
     return invalidAt(key + ".vfBandwidthMbps", "applies only to mode \"vf\"");
+  }
+  if (p.claim_bandwidth_mbps && p.mode != PoolMode::kShared) {
+    return invalidAt(key + ".claimBandwidthMbps", "applies only to mode \"shared\"");
   }
   // A shared pool's IDs are slots of a PF, which no CNI attaches on its own.
   if (!p.pod_info_dir.empty() && p.mode != PoolMode::kVf) {

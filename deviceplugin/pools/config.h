@@ -13,8 +13,9 @@
 //   event-driven).
 // - rdmanet's per-pool keys, in either list: `mode` ("vf" | "shared"), `lossless`
 //   ({"priority": 0-7, "dscp": 0-63}), `preferredAllocation` ("pack" | "spread" | "gpu-near")
-//   `podInfoDir` (an absolute path; vf pools only) and `vfBandwidthMbps` (vf pools only: the
-//   share of its PF's link each VF stands for; see PoolConfig::vf_bandwidth_mbps).
+//   `podInfoDir` (an absolute path; vf pools only), `vfBandwidthMbps` (vf pools only: the
+//   share of its PF's link each VF stands for) and `claimBandwidthMbps` (shared pools only: a
+//   claim's default share of the PF's link); see PoolConfig.
 //
 // Unknown keys are rejected: a typo must not silently widen a pool. Every error message names the
 // offending key by its path, e.g. `resourceList[1].selectors.pfNames[0]`.
@@ -95,6 +96,10 @@ struct PoolConfig {
   // scheduler never places more VFs on a port than the port carries, and the CNI caps the VF's
   // max_tx_rate at it. Unset: VFs are plain devices and their rate is the NAD's.
   std::optional<int64_t> vf_bandwidth_mbps{};
+  // `claimBandwidthMbps` (shared pools): under DRA with allowMultipleAllocations, the shared PF
+  // states its link speed as consumable capacity (KEP-5075) and a claim that asks for no
+  // bandwidth takes this much of it; the scheduler admits claims until the speed is used up.
+  std::optional<int64_t> claim_bandwidth_mbps{};
   // Ordered; a device matches the pool if any selector matches. Empty matches every device.
   std::vector<Selector> selectors{};
   std::string key{};  // where it came from, for messages: "resourceList[0]"

@@ -14,6 +14,9 @@
 #
 # RDMANET_VF_BANDWIDTH_MBPS: the vf pool's vfBandwidthMbps (each VF's share of its PF's link,
 # which DRA publishes as counters the scheduler counts); unset: none.
+# RDMANET_SHARED_CLAIM_MBPS (simulated node): adds the pool "shared" of its PFs, served to many
+# claims at once (dra.allowMultipleAllocations) with their link speed as consumable capacity, of
+# which a claim takes this much unless it asks otherwise (claimBandwidthMbps); unset: no such pool.
 # RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
 # Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
 # per set of binaries: <cache>/images/rdmanet-<hash of the binaries and hack/image.sh>.oci.tar.
@@ -91,6 +94,20 @@ YAML
     echo "    vfBandwidthMbps: $RDMANET_VF_BANDWIDTH_MBPS"
   fi
 }
+# The simulated node's PFs as one shared pool, when RDMANET_SHARED_CLAIM_MBPS asks for it.
+shared_pool() {
+  [[ -n ${RDMANET_SHARED_CLAIM_MBPS:-} ]] || return 0
+  [[ $RDMANET_SHARED_CLAIM_MBPS =~ ^[1-9][0-9]{0,7}$ ]] ||
+    die "RDMANET_SHARED_CLAIM_MBPS=$RDMANET_SHARED_CLAIM_MBPS is not a number of Mbit/s"
+  cat <<YAML
+  - resourceName: shared
+    mode: shared
+    claimBandwidthMbps: $RDMANET_SHARED_CLAIM_MBPS
+    selectors:
+      - {vendors: ["15b3"], devices: ["101d"], drivers: [mlx5_core], isRdma: true}
+dra: {allowMultipleAllocations: true}
+YAML
+}
 if (($(vm_nodes))); then
   cat >"$state_dir/rdmanet-values.yaml" <<YAML
 $(node_values)
@@ -129,6 +146,7 @@ $(node_values)
 # ConnectX-class VFs, whichever PF.
 $(vf_pool '{vendors: ["15b3"], devices: ["101e"], drivers: [mlx5_core], isRdma: true}')
     preferredAllocation: gpu-near
+$(shared_pool)
 # host-device: the simulated VFs are veths, which report no VFs over netlink (sriov mode needs
 # the VM's igb), and this kernel has no VLAN devices, so no vlan and no lossless priority.
 networks:

@@ -450,7 +450,9 @@ delete_claim_pod keep
 # simulated port's speed): the real API server takes the counter-set slice, the real scheduler
 # allocates 3 of the PF's 4 VFs and leaves a 4th claim pending with its reason, and allocates it
 # once one of the three is gone.
-RDMANET_VF_BANDWIDTH_MBPS=30000 "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
+# (Section 3's shared pool is installed with it: one helm upgrade for both.)
+RDMANET_VF_BANDWIDTH_MBPS=30000 RDMANET_SHARED_CLAIM_MBPS=40000 \
+  "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
 share_pf=$(basename "$(readlink -f "$simnode_sys/bus/pci/devices/${vfs[0]}/physfn")")
 pf_set=$(printf 'pci-%s' "$share_pf" | tr ':.' '--')
 # partitions: "<set bandwidth> <devices consuming 30G of it>" as the API server holds them.
@@ -485,14 +487,19 @@ on_pf="[{name: nic, exactly: {deviceClassName: $nic_class, \
 selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].pfPciAddress == \"$share_pf\"'}}]}}]"
 for i in 1 2 3 4; do claim_pod "bw-$i" "$on_pf"; done
 for i in 1 2 3; do wait_pod_ready "bw-$i"; done
-# The fourth: unschedulable, for the reason the scheduler gives for claims it cannot allocate.
+# pending_for_claims POD: waits until the scheduler finds POD unschedulable, and checks it is
+# for the reason it gives for claims it cannot allocate; sets `why` to its message.
 unschedulable() {
-  [[ $(kc -n "$ns" get pod bw-4 -o \
+  [[ $(kc -n "$ns" get pod "$1" -o \
     'jsonpath={.status.conditions[?(@.type=="PodScheduled")].reason}') == Unschedulable ]]
 }
-wait_until 60 "bw-4 unschedulable" unschedulable
-why=$(kc -n "$ns" get pod bw-4 -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}')
-[[ $why == *"cannot allocate all claims"* ]] || fail "bw-4 is pending, but not for its claim: $why"
+pending_for_claims() {
+  wait_until 60 "$1 unschedulable" unschedulable "$1"
+  why=$(kc -n "$ns" get pod "$1" -o 'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}')
+  [[ $why == *"cannot allocate all claims"* ]] || fail "$1 is pending, but not for its claim: $why"
+}
+# The fourth.
+pending_for_claims bw-4
 note partitions_pending_reason "$why"
 declare -A bw_vfs=()
 for i in 1 2 3; do bw_vfs[$(pod_env "bw-$i" PCIDEVICE_RDMA_VF)]=1; done
@@ -500,9 +507,62 @@ for i in 1 2 3; do bw_vfs[$(pod_env "bw-$i" PCIDEVICE_RDMA_VF)]=1; done
 delete_claim_pod bw-1
 wait_pod_ready bw-4
 for i in 2 3 4; do delete_claim_pod "bw-$i"; done
-"$repo/hack/cluster/rdmanet.sh" dra >/dev/null
-unpartitioned() { [[ $(partitions) == "- 0" ]] && slices_exact; }
-wait_until 120 "the pool without partitions again" unpartitioned
 ok "PF $share_pf's 100G counted by the scheduler: 3 claims of 30G allocated, the 4th pending \
 ($why) until one went"
+
+# --- Issue 32, section 3: the shared HCA as consumable capacity (KEP-5075). The pool "shared"
+# publishes each PF once, for many claims (allowMultipleAllocations), with its 100G as capacity
+# rdmanet.io/bandwidth of which a claim takes 40G unless it asks otherwise: 40G + 50G fit, a
+# third claim of 40G does not until the 50G one is gone.
+shared_class=shared.$driver
+# shared_pf_capacity: "<allowMultipleAllocations> <capacity value> <request default>" of the PF.
+shared_pf_capacity() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+driver, node, pf = sys.argv[1], sys.argv[2], sys.argv[3]
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] != driver or s["spec"].get("nodeName") != node:
+        continue
+    for d in s["spec"].get("devices", []):
+        if d["attributes"]["resource.kubernetes.io/pciBusID"]["string"] == pf:
+            c = d.get("capacity", {}).get("rdmanet.io/bandwidth", {})
+            print(d.get("allowMultipleAllocations", False), c.get("value"),
+                  c.get("requestPolicy", {}).get("default"))
+' "$driver" "$node_name" "$share_pf"
+}
+shared_published() { [[ $(shared_pf_capacity) == "True 100G 40G" ]]; }
+wait_until 60 "PF $share_pf shared with 100G of capacity, 40G a claim" shared_published
+kc get deviceclass "$shared_class" >/dev/null || fail "the chart's DeviceClass $shared_class is missing"
+on_shared() { # [BANDWIDTH]: a request for the shared PF, asking for BANDWIDTH when given
+  local capacity=""
+  [[ -n ${1:-} ]] && capacity=", capacity: {requests: {rdmanet.io/bandwidth: $1}}"
+  echo "[{name: nic, exactly: {deviceClassName: $shared_class, \
+selectors: [{cel: {expression: 'device.attributes[\"resource.kubernetes.io\"].pciBusID == \"$share_pf\"'}}]\
+$capacity}}]"
+}
+# consumed POD: the bandwidth its claim's allocation consumed of the shared PF.
+consumed() {
+  local claim
+  claim=$(kc -n "$ns" get pod "$1" -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}')
+  kc -n "$ns" get resourceclaim "$claim" \
+    -o 'jsonpath={.status.allocation.devices.results[0].consumedCapacity.rdmanet\.io/bandwidth}'
+}
+claim_pod cap-1 "$(on_shared)"
+wait_pod_ready cap-1
+claim_pod cap-2 "$(on_shared 50G)"
+wait_pod_ready cap-2
+eq "cap-1's share (the pool's default)" 40G "$(consumed cap-1)"
+eq "cap-2's share (its own request)" 50G "$(consumed cap-2)"
+claim_pod cap-3 "$(on_shared)"
+pending_for_claims cap-3
+delete_claim_pod cap-2
+wait_pod_ready cap-3
+eq "cap-3's share" 40G "$(consumed cap-3)"
+for i in 1 3; do delete_claim_pod "cap-$i"; done
+ok "PF $share_pf shared by claims until its 100G was taken: 40G and 50G allocated, a third 40G \
+pending until the 50G claim went"
+
+"$repo/hack/cluster/rdmanet.sh" dra >/dev/null
+unpartitioned() { [[ $(partitions) == "- 0" ]] && slices_exact; }
+wait_until 120 "the pool without partitions and shared PFs again" unpartitioned
 ok "DRA mode under the real cluster"

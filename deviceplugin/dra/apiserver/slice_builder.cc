@@ -81,7 +81,11 @@ json deviceJson(const DraDevice& d) {
   if (d.allow_multiple_allocations) dev["allowMultipleAllocations"] = true;
   if (!d.capacity.empty()) {
     json caps = json::object();
-    for (const auto& [name, value] : d.capacity) caps[name] = {{"value", value}};
+    for (const auto& [name, cap] : d.capacity) {
+      json c = {{"value", cap.value}};
+      if (!cap.request_default.empty()) c["requestPolicy"] = {{"default", cap.request_default}};
+      caps[name] = std::move(c);
+    }
     dev["capacity"] = std::move(caps);
   }
   if (!d.consumes_counters.empty()) {
@@ -245,7 +249,13 @@ json comparableDevices(const json& devices, bool with_taints, bool with_multiple
     if (d.contains("capacity") && d["capacity"].is_object() && !d["capacity"].empty()) {
       json caps = json::object();
       for (const auto& [name, cap] : d["capacity"].items()) {
-        caps[name] = cap.is_object() && cap.contains("value") ? cap["value"] : json();
+        json c = {{"value", cap.is_object() && cap.contains("value") ? cap["value"] : json()}};
+        // requestPolicy is gated with allowMultipleAllocations (DRAConsumableCapacity).
+        if (with_multiple_allocations && cap.is_object() && cap.contains("requestPolicy") &&
+            cap["requestPolicy"].is_object() && cap["requestPolicy"].contains("default")) {
+          c["default"] = cap["requestPolicy"]["default"];
+        }
+        caps[name] = std::move(c);
       }
       c["capacity"] = std::move(caps);
     }

@@ -62,7 +62,8 @@ Result<std::vector<SliceChunk>> sliceChunks(const std::vector<DraDevice>& device
 nlohmann::json chunkJson(const SliceChunk& chunk);
 
 // One device as spec.devices[] JSON: name, attributes ({"string"|"int"|"bool"|"version": v}),
-// capacity ({"value": q}), consumesCounters, taints and allowMultipleAllocations when set.
+// capacity ({"value": q, "requestPolicy": {"default": q}}), consumesCounters, taints and
+// allowMultipleAllocations when set.
 nlohmann::json deviceJson(const DraDevice& device);
 
 // One counter set as spec.sharedCounters[] JSON: {"name", "counters": {c: {"value": q}}}.
@@ -82,8 +83,8 @@ Result<std::vector<nlohmann::json>> buildSlices(const std::vector<DraDevice>& de
 
 // The comparable form of a spec.devices[] array as stored: only the fields rdmanet writes, with
 // what the server adds (taints' timeAdded) removed; without taints when `with_taints` is false,
-// without allowMultipleAllocations when `with_multiple_allocations` is false (fields the server
-// drops while their feature gate is off).
+// without allowMultipleAllocations and capacities' requestPolicy when `with_multiple_allocations`
+// is false (fields the server drops while their feature gate is off).
 nlohmann::json comparableDevices(const nlohmann::json& devices, bool with_taints,
                                  bool with_multiple_allocations = true);
 

@@ -49,6 +49,13 @@ Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, cons
   if (p.gpu_distance) str("rdmanet.io/gpuDistance", std::string(distanceName(*p.gpu_distance)));
   if (!p.healthy) out.taints.push_back({.key = std::string(dra::kUnhealthyTaintKey)});
   out.allow_multiple_allocations = d.shareable && allow_multiple_allocations;
+  // A shared PF many claims take: its link speed as consumable capacity (KEP-5075), of which a
+  // claim that names no bandwidth takes the pool's claimBandwidthMbps.
+  if (out.allow_multiple_allocations && pool.claim_bandwidth_mbps && p.port_speed_mbps) {
+    out.capacity[std::string(dra::kBandwidthCapacity)] =
+        dra::DeviceCapacity(kube::decimalQuantity(int64_t{*p.port_speed_mbps} * kBitsPerMbit),
+                            kube::decimalQuantity(*pool.claim_bandwidth_mbps * kBitsPerMbit));
+  }
   if (auto part = partitionOf(p, pool)) {
     const std::string share = kube::decimalQuantity(part->share_mbps * kBitsPerMbit);
     out.capacity[std::string(dra::kBandwidthCapacity)] = share;

@@ -23,6 +23,11 @@
 // which holds the PF's link speed. The scheduler then never allocates VFs of one port beyond
 // the port's speed. A PF whose speed is unknown (link down) publishes no set and its VFs are
 // plain devices until it is known again.
+//
+// A shared pool's PF published with allowMultipleAllocations, in a pool with
+// `claimBandwidthMbps`, states capacity rdmanet.io/bandwidth of its link speed with
+// requestPolicy.default of that share (KEP-5075): a claim takes the share unless it asks for
+// another amount (`capacity.requests`), and the scheduler admits claims until the speed is used.
 
 #include <vector>
 

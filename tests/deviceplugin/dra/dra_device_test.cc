@@ -101,6 +101,9 @@ TEST(ValidateDeviceTest, RejectsWhatTheApiServerWould) {
        "C identifier"},
       {"capacity without a quantity", [](DraDevice& d) { d.capacity["rdmanet.io/bw"] = ""; },
        "capacity \"rdmanet.io/bw\" has no quantity"},
+      {"a request policy on a device only one claim takes",
+       [](DraDevice& d) { d.capacity["rdmanet.io/bandwidth"] = DeviceCapacity("100G", "40G"); },
+       "capacity \"rdmanet.io/bandwidth\": a request policy needs allowMultipleAllocations"},
       {"3 counter consumptions",
        [](DraDevice& d) {
          for (const char* s : {"a", "b", "c"}) {

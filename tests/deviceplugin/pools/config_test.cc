@@ -50,13 +50,14 @@ TEST(ConfigTest, AcceptsAnOrderedListOfSelectorObjects) {
 
 TEST(ConfigTest, ParsesSharedDevPluginFormatAsSharedPools) {
   auto cfg = parseConfig(R"({"periodicUpdateInterval": 300, "configList": [{
-      "resourceName": "hca_shared", "rdmaHcaMax": 16,
+      "resourceName": "hca_shared", "claimBandwidthMbps": 10000, "rdmaHcaMax": 16,
       "selectors": {"vendors": ["15b3"], "deviceIDs": ["101d"], "ifNames": ["ens1f0"]}}]})");
   ASSERT_TRUE(cfg.ok()) << cfg.error().msg;
   const PoolConfig& p = cfg->pools[0];
   EXPECT_EQ(p.fullName(), "rdma/hca_shared");
   EXPECT_EQ(p.mode, PoolMode::kShared);
   EXPECT_EQ(p.rdma_hca_max, 16);
+  EXPECT_EQ(p.claim_bandwidth_mbps, 10000);
   EXPECT_THAT(p.selectors[0].devices, ElementsAre("101d"));
   EXPECT_THAT(p.selectors[0].if_names, ElementsAre("ens1f0"));
 }
@@ -155,6 +156,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"VfBandwidthOnSharedPool",
                 R"({"configList": [{"resourceName": "s", "vfBandwidthMbps": 100}]})",
                 ErrorCode::kInvalidConfig, "configList[0].vfBandwidthMbps: applies only to mode"},
+        BadCase{"ClaimBandwidthOnVfPool", pool(R"("claimBandwidthMbps": 100)"),
+                ErrorCode::kInvalidConfig,
+                "resourceList[0].claimBandwidthMbps: applies only to mode"},
+        BadCase{"ClaimBandwidthZero",
+                R"({"configList": [{"resourceName": "s", "claimBandwidthMbps": 0}]})",
+                ErrorCode::kInvalidConfig, "configList[0].claimBandwidthMbps"},
         BadCase{"VfBandwidthZero", pool(R"("vfBandwidthMbps": 0)"), ErrorCode::kInvalidConfig,
                 "resourceList[0].vfBandwidthMbps"},
         BadCase{"VfBandwidthAboveTenTerabits", pool(R"("vfBandwidthMbps": 10000001)"),

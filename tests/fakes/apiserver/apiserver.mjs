@@ -27,8 +27,8 @@
 //   schema of kubernetes-models 5.1.0 plus the upstream API rules it lacks): 422 Invalid; so is
 //   every ResourceClaim's status.devices (validate_claim_status.mjs);
 // - feature gates DRADeviceTaints, DRAConsumableCapacity and DRAPartitionableDevices (on by
-//   default here): when off, device taints / allowMultipleAllocations / sharedCounters and
-//   consumesCounters are dropped before validation and storage, as the real server drops
+//   default here): when off, device taints / allowMultipleAllocations and capacities'
+//   requestPolicy / sharedCounters and consumesCounters are dropped before validation and storage, as the real server drops
 //   disabled fields; taints get timeAdded if unset;
 // - quantities in ResourceSlices (capacity values, counters) are stored in canonical form, as
 //   apimachinery's Quantity marshals them: a whole decimal-SI number with the largest suffix
@@ -194,6 +194,14 @@ function prepare(r, obj, now) {
   for (const set of (obj.spec && obj.spec.sharedCounters) || []) canonicalCounters(set.counters);
   for (const d of (obj.spec && obj.spec.devices) || []) {
     canonicalCounters(d.capacity);
+    for (const c of Object.values(d.capacity || {})) {
+      if (!c || !c.requestPolicy) continue;
+      if (!gates.DRAConsumableCapacity) {
+        delete c.requestPolicy;
+      } else if (c.requestPolicy.default !== undefined) {
+        c.requestPolicy.default = canonicalQuantity(c.requestPolicy.default);
+      }
+    }
     if (!gates.DRAPartitionableDevices) delete d.consumesCounters;
     for (const c of d.consumesCounters || []) canonicalCounters(c.counters);
     if (!gates.DRAConsumableCapacity) delete d.allowMultipleAllocations;

@@ -22,7 +22,8 @@
 //         (ResourceSliceMaxCounterSets), names DNS labels and unique; at most 32 counters per
 //         set or consumption, names DNS labels; at most 2 consumptions per device
 //         (ResourceSliceMaxDeviceCounterConsumptionsPerDevice), each of a distinct set;
-//         capacity names are qualified names, like attribute names.
+//         capacity names are qualified names, like attribute names;
+//       - KEP-5075: a capacity's requestPolicy only on a device with allowMultipleAllocations.
 // Each failure is a cause {field, message} like metav1.StatusCause.
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
@@ -138,8 +139,12 @@ function validateDevice(d, where, causes) {
     for (const m of qualifiedNameErrors(name)) causes.push({field: `${where}.attributes[${name}]`, message: m});
     validateAttribute(a || {}, `${where}.attributes[${name}]`, causes);
   }
-  for (const name of Object.keys(caps)) {
+  for (const [name, c] of Object.entries(caps)) {
     for (const m of qualifiedNameErrors(name)) causes.push({field: `${where}.capacity[${name}]`, message: m});
+    if (c && c.requestPolicy && d.allowMultipleAllocations !== true) {
+      causes.push({field: `${where}.capacity[${name}].requestPolicy`,
+        message: 'Forbidden: allowMultipleAllocations must be true'});
+    }
   }
   const consumes = d.consumesCounters || [];
   if (consumes.length > kMaxConsumptions) {

@@ -184,6 +184,23 @@ TEST(SliceBuilderTest, ADeviceStatesItsCapacityAndWhatItConsumes) {
   EXPECT_FALSE(plain.contains("consumesCounters"));
 }
 
+// KEP-5075: a shared device's capacity with requestPolicy.default, what a claim that names no
+// amount takes; gated with allowMultipleAllocations, so compared only while that is kept.
+TEST(SliceBuilderTest, ASharedDevicesCapacityCarriesTheDefaultAClaimTakes) {
+  auto devs = devices(1);
+  devs[0].allow_multiple_allocations = true;
+  devs[0].capacity["rdmanet.io/bandwidth"] = DeviceCapacity("100G", "40G");
+  const json d = deviceJson(devs[0]);
+  EXPECT_EQ(d["capacity"], json::parse(R"({"rdmanet.io/bandwidth":
+                                           {"value": "100G", "requestPolicy": {"default": "40G"}}})"));
+  json dropped = json::array({d});
+  dropped[0]["capacity"]["rdmanet.io/bandwidth"].erase("requestPolicy");
+  dropped[0].erase("allowMultipleAllocations");
+  const json sent = json::array({d});
+  EXPECT_NE(comparableDevices(dropped, true), comparableDevices(sent, true));
+  EXPECT_EQ(comparableDevices(dropped, true, false), comparableDevices(sent, true, false));
+}
+
 TEST(SliceBuilderTest, CounterSetsFollowTheDevicesInSlicesOfTheirOwnAtMostEightEach) {
   auto slices = buildSlices(devices(70), owner(), 4, pfSets(9));
   ASSERT_TRUE(slices.ok()) << slices.error().msg;

@@ -156,6 +156,9 @@ TEST_F(PublisherTest, DroppedAllowMultipleAllocationsIsNoticedAndDoesNotChurn) {
   auto p = publisher();
   auto inv = inventory(2);
   inv[0].allow_multiple_allocations = true;  // a shared pool's PF
+  // Its link as consumable capacity, of which a claim takes 40G unless it asks otherwise: the
+  // request policy is gated with allowMultipleAllocations.
+  inv[0].capacity["rdmanet.io/bandwidth"] = DeviceCapacity("100G", "40G");
   auto r = p.publish(inv);
   ASSERT_TRUE(r.ok()) << r.error().msg;
   EXPECT_TRUE(r->multiple_allocations_dropped);
@@ -172,6 +175,11 @@ TEST_F(PublisherTest, DroppedAllowMultipleAllocationsIsNoticedAndDoesNotChurn) {
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->multiple_allocations_dropped);
   EXPECT_TRUE(slices().at(0)["spec"]["devices"][0].value("allowMultipleAllocations", false));
+  EXPECT_EQ(slices().at(0)["spec"]["devices"][0]["capacity"]["rdmanet.io/bandwidth"],
+            json::parse(R"({"value": "100G", "requestPolicy": {"default": "40G"}})"));
+  const int quiet = writes();
+  ASSERT_TRUE(fresh.publish(inv).ok());
+  EXPECT_EQ(writes(), quiet) << "the stored request policy reads back as written";
 }
 
 TEST_F(PublisherTest, With65TaintedDevicesTheServerWouldRefuseOneSliceButWeSplit) {
