@@ -122,16 +122,6 @@ TEST_F(SliceWorkerTest, VfsOfAPoolWithAShareConsumeItFromTheirPfsCounterSet) {
   // The shared pool's PFs are not partitions.
   EXPECT_FALSE(devs.at(dra::pciDeviceName(node_.pf(0))).contains("consumesCounters"));
 
-  kube::ListOptions lo;
-  lo.field_selector = std::string("spec.nodeName=") + kNode;
-  auto l = api_client_->list("/apis/resource.k8s.io/v1/resourceslices", lo);
-  ASSERT_TRUE(l.ok()) << l.error().msg;
-  std::map<std::string, std::string> sets;  // counter set -> bandwidth
-  for (const json& s : (*l)["items"]) {
-    for (const json& c : s["spec"].value("sharedCounters", json::array())) {
-      sets[c["name"].get<std::string>()] = c["counters"]["bandwidth"]["value"].get<std::string>();
-    }
-  }
   // One set per PF whose VFs are published, each the PF's 100 Gb/s (the simulated node's speed).
   std::map<std::string, std::string> want;
   for (const json& d : devs | std::views::values) {
@@ -139,7 +129,23 @@ TEST_F(SliceWorkerTest, VfsOfAPoolWithAShareConsumeItFromTheirPfsCounterSet) {
     want[d["consumesCounters"][0]["counterSet"].get<std::string>()] = "100G";
   }
   EXPECT_FALSE(want.empty());
-  EXPECT_EQ(sets, want);
+  // Counter set -> bandwidth, over the node's slices. The set's slice is written after the
+  // devices' (one publish, several requests): polled like the devices.
+  const auto counterSets = [&] {
+    kube::ListOptions lo;
+    lo.field_selector = std::string("spec.nodeName=") + kNode;
+    std::map<std::string, std::string> sets;
+    auto l = api_client_->list("/apis/resource.k8s.io/v1/resourceslices", lo);
+    if (!l.ok()) return sets;
+    for (const json& s : (*l)["items"]) {
+      for (const json& c : s["spec"].value("sharedCounters", json::array())) {
+        sets[c["name"].get<std::string>()] = c["counters"]["bandwidth"]["value"].get<std::string>();
+      }
+    }
+    return sets;
+  };
+  ASSERT_TRUE(waitDevices([&](const auto&) { return counterSets() == want; }, 10s))
+      << "counter sets: " << counterSets().size();
   EXPECT_FALSE(worker_->status().partitions_dropped);
 }
 
