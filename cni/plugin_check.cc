@@ -68,6 +68,8 @@ Status Plugin::check(const CniEnv& env, const NetConf& conf) {
   if (st->mode == Mode::kSriov) {
     auto pci = PciAddress::parse(st->pci);
     if (pci.ok()) share = claimedShare(deps_, env, conf, *pci);
+  } else if (st->mode == Mode::kMacvlan) {
+    share = claimedShare(deps_, env, conf, conf.device_id);  // as ADD found it (shareToEnforce)
   }
   const AttachContext ctx{
       .deps = deps_, .env = env, .conf = conf, .dev = dev, .claim_share_mbps = share};

@@ -57,7 +57,7 @@ std::optional<uint32_t> shareToEnforce(const PluginDeps& deps, const CniEnv& env
   const std::optional<PciAddress> pci =
       dev.mode == Mode::kMacvlan && conf.device_id ? conf.device_id : dev.pci;
   const std::optional<uint32_t> share = claimedShare(deps, env, conf, pci);
-  if (dev.mode == Mode::kSriov || !share || !pci) return share;
+  if (dev.mode != Mode::kHostDevice || !share || !pci) return share;
   deps.log.warn(
       "the pod's DRA claim holds {} Mbit/s of {}'s port, which is NOT enforced: {} "
       "mode cannot cap a VF's rate (only mode sriov sets its max_tx_rate)",
