@@ -69,7 +69,8 @@ Status Plugin::check(const CniEnv& env, const NetConf& conf) {
     auto pci = PciAddress::parse(st->pci);
     if (pci.ok()) share = claimedShare(deps_, env, conf, *pci);
   } else if (st->mode == Mode::kMacvlan) {
-    share = claimedShare(deps_, env, conf, conf.device_id);  // as ADD found it (shareToEnforce)
+    // As ADD found it (shareToEnforce).
+    share = claimedShare(deps_, env, conf, macvlanClaimedPci(deps_, env, conf, st->host_ifname));
   }
   const AttachContext ctx{
       .deps = deps_, .env = env, .conf = conf, .dev = dev, .claim_share_mbps = share};

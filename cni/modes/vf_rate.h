@@ -50,9 +50,16 @@ Result<std::optional<VfRate>> vfRateFor(const VfRateAsks& asks);
 std::optional<uint32_t> claimedShare(const PluginDeps& deps, const CniEnv& env, const NetConf& conf,
                                      const std::optional<PciAddress>& pci);
 
-// ADD's share to enforce for `dev`: claimedShare in sriov mode, and in macvlan mode that of its
-// deviceID. In host-device mode, which cannot cap a VF, a share is logged as not enforced and
-// none is returned.
+// The function whose claim's share a macvlan on `master` takes: its deviceID (the claim's device,
+// as Multus passes it; a macvlan attaches its master, not that device), else the master's own
+// function (a shared pool's claimed PF is the master itself). None without either, and without
+// draDevicesDir or K8S_POD_UID (no record to read: the master's sysfs is not walked).
+std::optional<PciAddress> macvlanClaimedPci(const PluginDeps& deps, const CniEnv& env,
+                                            const NetConf& conf, const std::string& master);
+
+// ADD's share to enforce for `dev`: claimedShare in sriov mode, and in macvlan mode that of
+// macvlanClaimedPci. In host-device mode, which cannot cap a VF, a share is logged as not enforced
+// and none is returned.
 std::optional<uint32_t> shareToEnforce(const PluginDeps& deps, const CniEnv& env,
                                        const NetConf& conf, const ResolvedDevice& dev);
 

@@ -250,6 +250,19 @@ TEST_F(MacvlanShareTest, AddShapesTheEgressToTheShareCheckSeesADriftAndDelLeaves
   EXPECT_EQ(world(), before) << dumpWorld(world()) << "\n--- want\n" << dumpWorld(before);
 }
 
+// Without deviceID (a Multus before 4.3.1 passes none), the claim that holds the master's own
+// function gives the share: a shared pool's PF is the master.
+TEST_F(MacvlanShareTest, WithoutDeviceIdTheMastersClaimGivesTheShare) {
+  claimPf(40'000);
+  const std::string conf = macvlanConf(fmt::format(
+      R"(, "draDevicesDir": "{}", "resourceName": "rdma/shared")", draRecords().string()));
+  const Invocation add = run("ADD", conf);
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(kernel_.link("pod1", "net1")->egress_rate_mbps, std::optional<uint64_t>(40'000));
+  const Invocation check = run("CHECK", withPrev(conf, json::parse(add.stdout_data)));
+  EXPECT_EQ(check.exit_code, 0) << check.stdout_data;
+}
+
 TEST_F(MacvlanShareTest, WithoutAShareTheEgressIsLeftAlone) {
   const Invocation add = run("ADD", shareConf());  // no record for the pod
   ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
