@@ -125,6 +125,34 @@ TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnpre
   EXPECT_FALSE(fs::exists(podDevicesDir() / pod));
 }
 
+// Issue 32 §3: the bandwidth the scheduler took of a shared PF for this claim is its share in
+// the record (the CNI shapes a macvlan's egress to it), and stays so across a reboot.
+TEST_F(DraPrepareTest, ASharedPfsConsumedBandwidthIsTheRecordsShare) {
+  startRegistered(api_->url());
+  const std::string pod = "5c8f3d2b-1e4a-4f6b-8c9d-8e7f6a5b4c3d";
+  json taken = result("nic", dra::pciDeviceName(node_.pf(1)));
+  taken["consumedCapacity"] = {{"rdmanet.io/bandwidth", "50G"}};
+  const std::string uid =
+      createClaim("share", json::array({taken}), {"nic"},
+                  json::array({{{"resource", "pods"}, {"name", "trainer-1"}, {"uid", pod}}}));
+  auto resp = kubelet_->prepare({{"team", uid, "share"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims().at(uid).error(), "");
+  const json rec = readJson(podDevicesDir() / pod / (uid + ".json"));
+  ASSERT_EQ(rec["devices"].size(), 1u);
+  EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/shared");
+  EXPECT_EQ(rec["devices"][0]["maxTxRateMbps"], 50000);
+
+  // A reboot (the records and the spec gone): written again from the checkpoint, share and all.
+  stopDaemon();
+  fs::remove_all(podDevicesDir());
+  fs::remove_all(cdi_dir_);
+  startRegistered(api_->url());
+  ASSERT_TRUE(turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); }));
+  EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
+  ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "share"}}));
+}
+
 TEST_F(DraPrepareTest, AMissingCdiDirIsCreatedOnTheFirstPrepare) {
   // A fresh node may have no /var/run/cdi yet: the runtime only reads it.
   startRegistered(api_->url());
