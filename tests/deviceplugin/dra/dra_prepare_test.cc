@@ -113,11 +113,7 @@ TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnpre
 
   // A reboot empties /var/run (the records and the CDI spec) but not the checkpoint: the next
   // start writes both again, so a sandbox made after it still finds its device.
-  stopDaemon();
-  fs::remove_all(podDevicesDir());
-  fs::remove_all(cdi_dir_);
-  startRegistered(api_->url());
-  ASSERT_TRUE(turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); }));
+  ASSERT_TRUE(rebootUntilRecorded(pod, uid));
   EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
   EXPECT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));
 
@@ -143,12 +139,8 @@ TEST_F(DraPrepareTest, ASharedPfsConsumedBandwidthIsTheRecordsShare) {
   EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/shared");
   EXPECT_EQ(rec["devices"][0]["maxTxRateMbps"], 50000);
 
-  // A reboot (the records and the spec gone): written again from the checkpoint, share and all.
-  stopDaemon();
-  fs::remove_all(podDevicesDir());
-  fs::remove_all(cdi_dir_);
-  startRegistered(api_->url());
-  ASSERT_TRUE(turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); }));
+  // After a reboot, written again from the checkpoint, share and all.
+  ASSERT_TRUE(rebootUntilRecorded(pod, uid));
   EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
   ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "share"}}));
 }
