@@ -68,6 +68,9 @@ Status Plugin::check(const CniEnv& env, const NetConf& conf) {
   if (st->mode == Mode::kSriov) {
     auto pci = PciAddress::parse(st->pci);
     if (pci.ok()) share = claimedShare(deps_, env, conf, *pci);
+  } else if (st->mode == Mode::kMacvlan) {
+    // As ADD found it (shareToEnforce).
+    share = claimedShare(deps_, env, conf, macvlanClaimedPci(deps_, env, conf, st->host_ifname));
   }
   const AttachContext ctx{
       .deps = deps_, .env = env, .conf = conf, .dev = dev, .claim_share_mbps = share};

@@ -1,6 +1,10 @@
 // macvlan mode: a macvlan on the master (the RoCE PF netdev), created directly inside the pod.
 // With `vlan`, it sits on the shared host VLAN device whose egress map puts every frame on the
 // lossless PCP (shared_vlan.h).
+// With a DRA claim's share of the PF (vf_rate.h: shareToEnforce), the macvlan's egress is shaped
+// to it by a TBF root qdisc. That shapes what the kernel sends (TCP, UDP, every socket
+// protocol); RDMA traffic the HCA sends itself (RoCE) never passes a qdisc and stays unshaped.
+// The qdisc goes with the macvlan: DEL and rollback delete the link, and nothing else is left.
 #include <fmt/format.h>
 
 #include "cni/modes/mode.h"
@@ -51,6 +55,7 @@ class MacvlanAttacher : public Attacher {
         return nl.deleteLink(l->ifindex);
       });
     });
+    if (ctx.claim_share_mbps) RDMANET_RETURN_IF_ERROR(shape(ctx, *ctx.claim_share_mbps));
     return okStatus();
   }
 
@@ -67,8 +72,37 @@ class MacvlanAttacher : public Attacher {
         return makeError(ErrorCode::kDeviceNotFound,
                          fmt::format("{} is a \"{}\" link, not a macvlan", l.name, l.kind));
       }
+      if (!ctx.claim_share_mbps) return okStatus();
+      RDMANET_ASSIGN_OR_RETURN(auto rate, nl.egressRate(l.ifindex));
+      if (rate != uint64_t{*ctx.claim_share_mbps}) {
+        return makeError(ErrorCode::kInvalidConfig,
+                         fmt::format("macvlan {} drifted: egress {} (want {} Mbit/s, the pod's DRA "
+                                     "claim's share)",
+                                     l.name,
+                                     rate ? fmt::format("shaped to {} Mbit/s", *rate)
+                                          : std::string("not shaped"),
+                                     *ctx.claim_share_mbps));
+      }
       return okStatus();
     });
+  }
+
+ private:
+  // The pod's macvlan egress held to the claim's share.
+  static Status shape(const AttachContext& ctx, uint32_t mbps) {
+    Status s = ctx.deps.runner.run(ctx.env.netns, [&](Netlink& nl) -> Status {
+      RDMANET_ASSIGN_OR_RETURN(LinkInfo l, nl.linkByName(ctx.env.ifname));
+      return nl.setEgressRate(l.ifindex, mbps);
+    });
+    if (!s.ok()) {
+      return s.error().context(fmt::format(
+          "shaping macvlan {} to the {} Mbit/s the pod's DRA claim holds", ctx.env.ifname, mbps));
+    }
+    ctx.deps.log.info(
+        "the pod's {} egress is shaped to {} Mbit/s, the pod's DRA claim's share of {}; RDMA "
+        "(RoCE) traffic from the HCA bypasses the qdisc and is not shaped",
+        ctx.env.ifname, mbps, ctx.conf.device_id ? ctx.conf.device_id->str() : ctx.dev.netdev);
+    return okStatus();
   }
 };
 

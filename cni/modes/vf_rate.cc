@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cni/modes/claimed_device.h"
+#include "common/inventory/netdev.h"
 
 namespace rdmanet::cni {
 
@@ -50,14 +51,21 @@ std::optional<uint32_t> claimedShare(const PluginDeps& deps, const CniEnv& env, 
   return (*ref)->max_tx_rate_mbps;
 }
 
+std::optional<PciAddress> macvlanClaimedPci(const PluginDeps& deps, const CniEnv& env,
+                                            const NetConf& conf, const std::string& master) {
+  if (conf.device_id) return conf.device_id;
+  // Only when a record could give a share: the sysfs walk is most of a macvlan ADD's file I/O.
+  if (conf.dra_devices_dir.empty() || env.args.pod_uid.empty()) return std::nullopt;
+  auto nd = readNetdev(deps.sysfs, master);
+  return nd.ok() ? nd->pci : std::nullopt;
+}
+
 std::optional<uint32_t> shareToEnforce(const PluginDeps& deps, const CniEnv& env,
                                        const NetConf& conf, const ResolvedDevice& dev) {
-  // A macvlan attaches its master, not the device of its deviceID (the claim's, when Multus
-  // passes one): the claim's share is that device's.
   const std::optional<PciAddress> pci =
-      dev.mode == Mode::kMacvlan && conf.device_id ? conf.device_id : dev.pci;
+      dev.mode == Mode::kMacvlan ? macvlanClaimedPci(deps, env, conf, dev.netdev) : dev.pci;
   const std::optional<uint32_t> share = claimedShare(deps, env, conf, pci);
-  if (dev.mode == Mode::kSriov || !share || !pci) return share;
+  if (dev.mode != Mode::kHostDevice || !share || !pci) return share;
   deps.log.warn(
       "the pod's DRA claim holds {} Mbit/s of {}'s port, which is NOT enforced: {} "
       "mode cannot cap a VF's rate (only mode sriov sets its max_tx_rate)",

@@ -6,8 +6,10 @@
 // and only a cap on the VF makes that count true on the wire.
 //
 // sriov mode sets the result through the PF as the knob "rate" (mode_sriov.cc), which DEL, GC,
-// rollback and crash recovery restore. host-device and macvlan mode cannot cap a VF: ADD
-// succeeds, and logs that the share is not enforced.
+// rollback and crash recovery restore. macvlan mode shapes the pod's macvlan egress to the share
+// of its deviceID (a shared PF's claim, mode_macvlan.cc): the kernel's traffic only, RoCE
+// bypasses the qdisc. host-device mode cannot cap a VF: ADD succeeds, and logs that the share is
+// not enforced.
 
 #include <cstdint>
 #include <optional>
@@ -48,8 +50,16 @@ Result<std::optional<VfRate>> vfRateFor(const VfRateAsks& asks);
 std::optional<uint32_t> claimedShare(const PluginDeps& deps, const CniEnv& env, const NetConf& conf,
                                      const std::optional<PciAddress>& pci);
 
-// ADD's share to enforce for `dev`: claimedShare in sriov mode. In host-device and macvlan mode,
-// which cannot cap a VF, a share is logged as not enforced and none is returned.
+// The function whose claim's share a macvlan on `master` takes: its deviceID (the claim's device,
+// as Multus passes it; a macvlan attaches its master, not that device), else the master's own
+// function (a shared pool's claimed PF is the master itself). None without either, and without
+// draDevicesDir or K8S_POD_UID (no record to read: the master's sysfs is not walked).
+std::optional<PciAddress> macvlanClaimedPci(const PluginDeps& deps, const CniEnv& env,
+                                            const NetConf& conf, const std::string& master);
+
+// ADD's share to enforce for `dev`: claimedShare in sriov mode, and in macvlan mode that of
+// macvlanClaimedPci. In host-device mode, which cannot cap a VF, a share is logged as not enforced
+// and none is returned.
 std::optional<uint32_t> shareToEnforce(const PluginDeps& deps, const CniEnv& env,
                                        const NetConf& conf, const ResolvedDevice& dev);
 

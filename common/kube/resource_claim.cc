@@ -1,6 +1,9 @@
 #include "common/kube/resource_claim.h"
 
+#include <fmt/format.h>
+
 #include "common/json/json_fields.h"
+#include "common/kube/quantity.h"
 
 namespace rdmanet::kube {
 
@@ -31,6 +34,22 @@ Result<const json*> child(const json* obj, std::string_view key, const std::stri
 
 Result<std::string> req(const json& obj, const char* key, std::string_view at) {
   return reqStringAt(obj, key, memberPath(at, key));
+}
+
+// consumedCapacity of the result at `at`: capacity name -> quantity, each a string the API wrote.
+Result<std::map<std::string, int64_t>> consumedCapacity(const json& r, const std::string& at) {
+  const std::string path = memberPath(at, "consumedCapacity");
+  RDMANET_ASSIGN_OR_RETURN(const json* obj, optObject(r, "consumedCapacity", path));
+  std::map<std::string, int64_t> out;
+  if (obj == nullptr) return out;
+  for (const auto& [name, value] : obj->items()) {
+    const std::string entry = fmt::format("{}[\"{}\"]", path, name);
+    if (!value.is_string()) return jsonTypeError(entry, "a quantity string");
+    auto q = parseQuantity(value.get_ref<const std::string&>());
+    if (!q.ok()) return q.error().context(entry);
+    out.emplace(name, *q);
+  }
+  return out;
 }
 
 }  // namespace
@@ -70,6 +89,7 @@ Result<ResourceClaim> decodeResourceClaim(const json& claim) {
         RDMANET_ASSIGN_OR_RETURN(auto admin,
                                  optBool(r, "adminAccess", memberPath(at, "adminAccess")));
         d.admin_access = admin.value_or(false);
+        RDMANET_ASSIGN_OR_RETURN(d.consumed_capacity, consumedCapacity(r, at));
         out.results.push_back(std::move(d));
         return okStatus();
       }));

@@ -9,6 +9,8 @@
 // status, no allocation yet) are empty, not errors. What a field's value means (is this result
 // ours? is that UID well-formed?) stays with the readers.
 
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -32,6 +34,10 @@ struct DeviceAllocationResult {
   std::string device{};
   std::optional<std::string> share_id{};  // shareID: one of several shares of the device
   bool admin_access = false;              // adminAccess (absent: false)
+  // consumedCapacity: what the scheduler took of a device that many claims share
+  // (allowMultipleAllocations), each capacity's quantity as its whole value (parseQuantity:
+  // "50G" -> 50'000'000'000). Absent: empty.
+  std::map<std::string, int64_t> consumed_capacity{};
 };
 
 // status.reservedFor[i]: a consumer of the claim (a pod: resource "pods", apiGroup "").

@@ -58,6 +58,8 @@ class LibnlNetlink : public Netlink {
   Status addRoute(const Route& route) override;
   Status deleteRoute(const Route& route) override;
 
+  Status setEgressRate(int ifindex, uint32_t mbps) override;
+  Result<std::optional<uint64_t>> egressRate(int ifindex) override;
   Result<DcbState> dcb(const std::string& ifname) override;
 
   Result<RdmaNetnsMode> rdmaNetnsMode() override;

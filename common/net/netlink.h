@@ -147,6 +147,14 @@ class Netlink {
   virtual Status addRoute(const Route& route) = 0;
   virtual Status deleteRoute(const Route& route) = 0;
 
+  // Egress shaping: a TBF qdisc as the link's root, holding what the kernel sends through the
+  // link to `mbps` Mbit/s (1 and up); it replaces any root qdisc, and goes with the link.
+  // egressRate: the rate of the link's root TBF in Mbit/s (rounded down), none when the root
+  // qdisc is another (the default one included). Traffic an HCA sends itself (RoCE) never passes
+  // a qdisc: this shapes the kernel's traffic only.
+  virtual Status setEgressRate(int ifindex, uint32_t mbps) = 0;
+  virtual Result<std::optional<uint64_t>> egressRate(int ifindex) = 0;
+
   // DCB (RTM_GETDCB, IEEE attributes) of a port. A driver without DCB support yields a
   // DcbState with supported == false, not an error.
   virtual Result<DcbState> dcb(const std::string& ifname) = 0;

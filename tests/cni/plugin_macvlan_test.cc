@@ -1,5 +1,9 @@
 // macvlan and host-device modes over the fake kernel, and the lossless check's policies.
+#include <fmt/format.h>
+
+#include <cerrno>
 #include <fstream>
+#include <optional>
 
 #include "tests/cni/plugin_fixture.h"
 
@@ -190,6 +194,94 @@ TEST(MacvlanRollbackTest, AddWithVlanRollsBackAfterAFailureAtEveryStep) {
     n.kernel_.clearFaults();
     EXPECT_EQ(n.world(), before) << "mutation " << i << ":\n" << dumpWorld(n.world());
   }
+}
+
+// A shared PF as consumable capacity (issue 32 §3): the pod's claim of the PF (Multus passes it
+// as deviceID) records its share as "maxTxRateMbps"; ADD shapes the macvlan's egress to it with a
+// TBF root qdisc and says RoCE bypasses it, CHECK reports a drift, DEL leaves nothing.
+class MacvlanShareTest : public PluginTest {
+ protected:
+  static constexpr const char* kPodUid = "9d3f0c2e-5b1a-4c7e-8f00-0a1b2c3d4e5f";
+
+  std::string shareConf() const {
+    return macvlanConf(fmt::format(
+        R"(, "deviceID": "0000:81:00.0", "draDevicesDir": "{}", "resourceName": "rdma/shared")",
+        draRecords().string()));
+  }
+  void claimPf(const json& share) const {
+    writeDraRecord(
+        kPodUid, "a-claim",
+        json::array({draDevice("rdma/shared", "0000:81:00.0", {{"maxTxRateMbps", share}})}));
+  }
+  Invocation run(const std::string& command, const std::string& conf) {
+    return invoke(command, conf, kPod, "c1", "net1",
+                  {{"CNI_ARGS", fmt::format("IgnoreUnknown=1;K8S_POD_UID={}", kPodUid)}});
+  }
+};
+
+TEST_F(MacvlanShareTest, AddShapesTheEgressToTheShareCheckSeesADriftAndDelLeavesNothing) {
+  claimPf(50'000);
+  const World before = world();
+  const Invocation add = run("ADD", shareConf());
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  auto l = kernel_.link("pod1", "net1");
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->egress_rate_mbps, std::optional<uint64_t>(50'000));
+  const std::string log = logText();
+  EXPECT_NE(log.find("the pod's net1 egress is shaped to 50000 Mbit/s"), std::string::npos) << log;
+  EXPECT_NE(log.find("RDMA (RoCE) traffic from the HCA bypasses the qdisc and is not shaped"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("NOT enforced"), std::string::npos) << log;
+
+  const json out = json::parse(add.stdout_data);
+  const Invocation ok = run("CHECK", withPrev(shareConf(), out));
+  EXPECT_EQ(ok.exit_code, 0) << ok.stdout_data;
+  FakeNetlink pod(kernel_, "pod1");
+  ASSERT_TRUE(pod.setEgressRate(l->info.ifindex, 10'000).ok());  // someone changed it
+  const Invocation drift = run("CHECK", withPrev(shareConf(), out));
+  EXPECT_NE(drift.exit_code, 0);
+  EXPECT_NE(drift.stdout_data.find("egress shaped to 10000 Mbit/s (want 50000 Mbit/s"),
+            std::string::npos)
+      << drift.stdout_data;
+
+  const Invocation del = run("DEL", withPrev(shareConf(), out));
+  ASSERT_EQ(del.exit_code, 0) << del.stdout_data;
+  EXPECT_EQ(world(), before) << dumpWorld(world()) << "\n--- want\n" << dumpWorld(before);
+}
+
+// Without deviceID (a Multus before 4.3.1 passes none), the claim that holds the master's own
+// function gives the share: a shared pool's PF is the master.
+TEST_F(MacvlanShareTest, WithoutDeviceIdTheMastersClaimGivesTheShare) {
+  claimPf(40'000);
+  const std::string conf = macvlanConf(fmt::format(
+      R"(, "draDevicesDir": "{}", "resourceName": "rdma/shared")", draRecords().string()));
+  const Invocation add = run("ADD", conf);
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(kernel_.link("pod1", "net1")->egress_rate_mbps, std::optional<uint64_t>(40'000));
+  const Invocation check = run("CHECK", withPrev(conf, json::parse(add.stdout_data)));
+  EXPECT_EQ(check.exit_code, 0) << check.stdout_data;
+}
+
+TEST_F(MacvlanShareTest, WithoutAShareTheEgressIsLeftAlone) {
+  const Invocation add = run("ADD", shareConf());  // no record for the pod
+  ASSERT_EQ(add.exit_code, 0) << add.stdout_data;
+  EXPECT_EQ(kernel_.link("pod1", "net1")->egress_rate_mbps, std::nullopt);
+  EXPECT_EQ(run("CHECK", withPrev(shareConf(), json::parse(add.stdout_data))).exit_code, 0);
+}
+
+TEST_F(MacvlanShareTest, AQdiscTheKernelRefusesFailsAddAndLeavesNothing) {
+  claimPf(50'000);
+  const World before = world();
+  kernel_.failCall(FakeOp::kSetEgressRate, EPERM);
+  const Invocation add = run("ADD", shareConf());
+  ASSERT_NE(add.exit_code, 0);
+  const json err = json::parse(add.stdout_data);
+  EXPECT_NE(err["msg"].get<std::string>().find(
+                "shaping macvlan net1 to the 50000 Mbit/s the pod's DRA claim holds"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(world(), before) << dumpWorld(world()) << "\n--- want\n" << dumpWorld(before);
 }
 
 class HostDeviceTest : public PluginTest {};

@@ -375,19 +375,7 @@ TEST_F(SriovShareTest, HostDeviceModeOnAClaimedVfAttachesAndSaysTheShareIsNotEnf
       << log;
 }
 
-TEST_F(SriovShareTest, MacvlanWithAClaimedDeviceIdAttachesAndSaysTheShareIsNotEnforced) {
-  // Multus passes the claim's VF as deviceID; a macvlan network attaches its master instead.
-  writeDraRecord(kPodUid, "a-claim",
-                 json::array({draDevice("rdma/vf", "0000:81:10.2", {{"maxTxRateMbps", 2500}})}));
-  const std::vector<VfInfo> vfs = world().vfs;
-  addOk(macvlanConf(fmt::format(
-      R"(, "deviceID": "0000:81:10.2", "draDevicesDir": "{}", "resourceName": "rdma/vf")",
-      draRecords().string())));
-  EXPECT_TRUE(kernel_.link("pod1", "net1").has_value());
-  EXPECT_EQ(world().vfs, vfs);
-  const std::string log = logText();
-  EXPECT_NE(log.find("which is NOT enforced: macvlan mode cannot cap"), std::string::npos) << log;
-}
+// macvlan mode shapes its egress to the share instead: plugin_macvlan_test.cc, MacvlanShareTest.
 
 }  // namespace
 }  // namespace rdmanet::cni::testing

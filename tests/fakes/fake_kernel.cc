@@ -22,7 +22,8 @@ const char* fakeOpName(FakeOp op) {
                                            "addresses",  "addAddress",     "deleteAddress",
                                            "routes",     "addRoute",       "deleteRoute",
                                            "dcb",        "rdmaNetnsMode",  "moveRdmaToNetns",
-                                           "rdmaLinks",  "runInNetns",     "openNetns"};
+                                           "rdmaLinks",  "setEgressRate",  "egressRate",
+                                           "runInNetns", "openNetns"};
   return kNames[static_cast<int>(op)];
 }
 
@@ -37,6 +38,7 @@ bool isMutation(FakeOp op) {
     case FakeOp::kDcb:
     case FakeOp::kRdmaNetnsMode:
     case FakeOp::kRdmaLinks:
+    case FakeOp::kEgressRate:
     case FakeOp::kRunInNetns:
     case FakeOp::kOpenNetns:
       return false;

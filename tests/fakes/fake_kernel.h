@@ -93,6 +93,8 @@ enum class FakeOp {
   kRdmaNetnsMode,
   kMoveRdmaToNetns,
   kRdmaLinks,
+  kSetEgressRate,
+  kEgressRate,
   kRunInNetns,  // FakeNetnsRunner::run entering the namespace (fails with 102)
   kOpenNetns,   // FakeNetnsRunner::open (fails with 102)
 };
@@ -116,6 +118,8 @@ struct FakeLink {
   uint16_t vlan_id = 0;
   uint16_t vlan_proto = 0;
   std::vector<std::pair<uint32_t, uint32_t>> egress_qos;
+  // The rate of the root TBF qdisc (setEgressRate), Mbit/s; none: the default root qdisc.
+  std::optional<uint64_t> egress_rate_mbps;
 };
 
 struct FakeLinkSpec {

@@ -64,6 +64,8 @@ class FakeNetlink : public Netlink {
   Result<RdmaNetnsMode> rdmaNetnsMode() override;
   Status moveRdmaToNetns(const std::string& rdma_dev, int netns_fd) override;
   Result<std::vector<RdmaLink>> rdmaLinks() override;
+  Status setEgressRate(int ifindex, uint32_t mbps) override;
+  Result<std::optional<uint64_t>> egressRate(int ifindex) override;
 
  private:
   // Runs `op` on this namespace's state under the kernel lock, after counting the call and

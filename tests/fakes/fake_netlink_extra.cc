@@ -325,4 +325,25 @@ Result<NetnsHandle> FakeNetnsRunner::open(const std::string& netns_path) {
   return h;
 }
 
+Status FakeNetlink::setEgressRate(int ifindex, uint32_t mbps) {
+  return mutate(FakeOp::kSetEgressRate, fmt::format("{}, {}", ifindex, mbps), [&] {
+    FakeLink* l = kernel_.findLocked(*kernel_.nsLocked(ns_), ifindex);
+    if (!l) return ENODEV;
+    if (mbps == 0) return EINVAL;  // TBF refuses a zero rate
+    l->egress_rate_mbps = mbps;
+    return 0;
+  });
+}
+
+Result<std::optional<uint64_t>> FakeNetlink::egressRate(int ifindex) {
+  std::optional<uint64_t> out;
+  RDMANET_RETURN_IF_ERROR(mutate(FakeOp::kEgressRate, std::to_string(ifindex), [&] {
+    const FakeLink* l = kernel_.findLocked(*kernel_.nsLocked(ns_), ifindex);
+    if (!l) return ENODEV;
+    out = l->egress_rate_mbps;
+    return 0;
+  }));
+  return out;
+}
+
 }  // namespace rdmanet

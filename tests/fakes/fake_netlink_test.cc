@@ -80,6 +80,21 @@ TEST_F(FakeNetlinkTest, MtuOutOfRangeIsEinval) {
   EXPECT_EQ(kernel_.link(FakeKernel::kHost, "eth1")->info.mtu, 9000u);
 }
 
+// As LibnlNetlink on the kernel (tests/common/net/libnl_qdisc_test.cc): a root TBF per link,
+// replaced by the next, none until set; a zero rate or a missing link is refused.
+TEST_F(FakeNetlinkTest, TheEgressRateIsTheLinksRootTbfUntilReplaced) {
+  const int a = kernel_.addLink(FakeKernel::kHost, "va", "veth");
+  const int b = kernel_.addLink(FakeKernel::kHost, "vb", "veth");
+  EXPECT_EQ(*host_.egressRate(a), std::nullopt);
+  ASSERT_TRUE(host_.setEgressRate(a, 500).ok());
+  ASSERT_TRUE(host_.setEgressRate(a, 50'000).ok());
+  EXPECT_EQ(*host_.egressRate(a), std::optional<uint64_t>(50'000));
+  EXPECT_EQ(*host_.egressRate(b), std::nullopt);
+  EXPECT_EQ(host_.setEgressRate(a, 0).error().sys_errno, EINVAL);
+  EXPECT_EQ(host_.setEgressRate(4242, 1).error().code, ErrorCode::kDeviceNotFound);
+  EXPECT_EQ(host_.egressRate(4242).error().code, ErrorCode::kDeviceNotFound);
+}
+
 TEST_F(FakeNetlinkTest, MulticastMacIsRejected) {
   const int idx = kernel_.addLink(FakeKernel::kHost, "eth1");
   EXPECT_EQ(host_.setMac(idx, MacAddress::parse("01:00:5e:00:00:01").value()).error().sys_errno,

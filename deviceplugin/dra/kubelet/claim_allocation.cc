@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "common/kube/names.h"
+#include "deviceplugin/dra/dra_device.h"
 
 namespace rdmanet::dp {
 
@@ -63,6 +64,18 @@ Result<std::vector<AllocatedDevice>> ourAllocation(const kube::ResourceClaim& cl
     if (!isRequestName(d.request)) {
       return makeError(ErrorCode::kInvalidConfig,
                        fmt::format("{}: malformed request name in an allocation result", where));
+    }
+    if (auto it = r.consumed_capacity.find(std::string(dra::kBandwidthCapacity));
+        it != r.consumed_capacity.end()) {
+      if (it->second < 0) {
+        return makeError(ErrorCode::kInvalidConfig,
+                         fmt::format("{}: negative {} consumed in an allocation result", where,
+                                     dra::kBandwidthCapacity));
+      }
+      // bit/s to Mbit/s, rounded up: a share is never set below what the scheduler granted;
+      // at least 1, the least a rate limit can say.
+      d.bandwidth_mbps =
+          std::max<int64_t>(1, it->second / 1'000'000 + (it->second % 1'000'000 != 0));
     }
     out.push_back(std::move(d));
   }

@@ -4,6 +4,8 @@
 // pool per node, named after the node). Over the claim's typed view (common/kube/resource_claim.h),
 // no I/O.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,12 +21,15 @@ struct AllocatedDevice {
   // The result's adminAccess: monitoring access to a device that another claim may hold; its
   // pod gets the device's CDI edits, never the device as a network (no pod record, no pod info).
   bool admin_access = false;
+  // What the result consumed of the device's rdmanet.io/bandwidth (a shared PF, KEP-5075), in
+  // Mbit/s rounded up, at least 1: the pod's share of the port. None when it consumed none.
+  std::optional<int64_t> bandwidth_mbps{};
 };
 
 // Errors (7) when the claim's UID is not ref.uid, the claim is not allocated, or no result names
 // this driver on this node. A result with a malformed device or request name (a DNS label, or
 // "<label>/<label>" for a subrequest) is an error too: it could only
-// come from a broken or hostile writer.
+// come from a broken or hostile writer. A consumed bandwidth below zero is one too.
 Result<std::vector<AllocatedDevice>> ourAllocation(const kube::ResourceClaim& claim,
                                                    const ClaimRef& ref, const std::string& driver,
                                                    const std::string& node);

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "common/base/clock.h"
@@ -36,6 +37,7 @@ json toJson(const PreparedClaim& c) {
                 {"deviceName", d.device_name},
                 {"cdiDeviceIDs", d.cdi_device_ids}};
     if (d.admin_access) dev["adminAccess"] = true;
+    if (d.max_tx_rate_mbps) dev["maxTxRateMbps"] = *d.max_tx_rate_mbps;
     devs.push_back(std::move(dev));
   }
   json out = {{"namespace", c.ref.ns},
@@ -47,18 +49,21 @@ json toJson(const PreparedClaim& c) {
   return out;
 }
 
-PreparedClaim fromJson(const std::string& uid, const json& j) {
+Result<PreparedClaim> fromJson(const std::string& uid, const json& j) {
   PreparedClaim c;
   c.ref = {.ns = j.at("namespace").get<std::string>(),
            .uid = uid,
            .name = j.at("name").get<std::string>()};
   c.cdi_spec = j.at("cdiSpec").get<std::string>();
   for (const json& d : j.at("devices")) {
+    RDMANET_ASSIGN_OR_RETURN(auto rate,
+                             optInt(d, "maxTxRateMbps", 1, std::numeric_limits<int64_t>::max()));
     c.devices.push_back({.request_names = d.at("requestNames").get<std::vector<std::string>>(),
                          .pool_name = d.at("poolName").get<std::string>(),
                          .device_name = d.at("deviceName").get<std::string>(),
                          .cdi_device_ids = d.at("cdiDeviceIDs").get<std::vector<std::string>>(),
-                         .admin_access = d.value("adminAccess", false)});
+                         .admin_access = d.value("adminAccess", false),
+                         .max_tx_rate_mbps = rate});
   }
   if (j.contains("pods")) c.pods = j.at("pods").get<std::vector<std::string>>();
   c.pod_owned = j.value("podOwned", false);
@@ -85,7 +90,11 @@ Result<std::map<std::string, PreparedClaim>> ClaimCheckpoint::parse(const fs::pa
           ErrorCode::kInvalidConfig,
           fmt::format("{}: unknown version {}", from.string(), dumpJson(j["version"])));
     }
-    for (const auto& [uid, c] : j.at("claims").items()) claims[uid] = fromJson(uid, c);
+    for (const auto& [uid, c] : j.at("claims").items()) {
+      auto claim = fromJson(uid, c);
+      if (!claim.ok()) return claim.error().context(from.string());
+      claims[uid] = std::move(*claim);
+    }
   } catch (const json::exception& e) {
     return makeError(ErrorCode::kInvalidConfig, fmt::format("{}: {}", from.string(), e.what()));
   }

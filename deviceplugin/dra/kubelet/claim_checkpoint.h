@@ -15,8 +15,10 @@
 // can be replaced by the one before it. A corrupt file is moved aside, not deleted: renamed
 // "<file>.corrupt-<UTC time>-<pid>", mode 0600, for inspection (checkpoint_recovery.h decides).
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,10 @@ struct PreparedDevice {
   std::string device_name{};  // the DRA device
   std::vector<std::string> cdi_device_ids{};
   bool admin_access = false;  // AllocatedDevice::admin_access; "adminAccess" when true
+  // The claim's share of the device's port (the AllocatedDevice::bandwidth_mbps of its results
+  // for this request, summed), which the pod record carries; "maxTxRateMbps" when set. Absent
+  // from older checkpoints: none.
+  std::optional<int64_t> max_tx_rate_mbps{};
   bool operator==(const PreparedDevice&) const = default;
 };
 

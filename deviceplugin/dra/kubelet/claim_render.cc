@@ -20,6 +20,9 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
     std::string name{};
     std::vector<ResolvedDevice> devices{};
     bool admin_access = false;  // a request's results all share it
+    // The bandwidth its results consumed of each device, summed (a device twice in one request
+    // took its share twice).
+    std::map<const NodeDevice*, int64_t> bandwidth_mbps{};
   };
   std::vector<Request> requests;
   std::map<const NodeDevice*, ResolvedDevice> resolved;  // a device of several requests: once
@@ -36,6 +39,7 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
     if (it == requests.end())
       it = requests.insert(requests.end(), Request{.name = std::string(req)});
     it->admin_access = it->admin_access || r.admin_access;
+    if (r.bandwidth_mbps) it->bandwidth_mbps[d] += *r.bandwidth_mbps;
     if (std::none_of(it->devices.begin(), it->devices.end(),
                      [&](const ResolvedDevice& x) { return x.node == d; })) {
       auto known = resolved.find(d);
@@ -49,7 +53,7 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
   RenderedClaim out{
       .prepared = {.ref = ref, .cdi_spec = opts.cdi_dir / claimSpecFileName(ref.uid)}};
   std::vector<CdiDevice> envs;
-  for (const auto& [req, devs, admin] : requests) {
+  for (const auto& [req, devs, admin, bandwidth] : requests) {
     RDMANET_ASSIGN_OR_RETURN(auto env, requestEnv(devs));
     // Admin access is for monitoring: no pod-info dir, which only the pod the CNI attached the
     // device to has (the CNI fills it), and which would name the device as the pod's network.
@@ -73,6 +77,9 @@ Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<Allocat
                                       .device_name = d.node->name,
                                       .cdi_device_ids = {cdiDeviceId(name), cdiDeviceId(env_name)},
                                       .admin_access = admin});
+      if (auto b = bandwidth.find(d.node); b != bandwidth.end()) {
+        out.prepared.devices.back().max_tx_rate_mbps = b->second;
+      }
     }
   }
   out.cdi.insert(out.cdi.end(), std::make_move_iterator(envs.begin()),
@@ -84,7 +91,10 @@ std::vector<AllocatedDevice> allocationOf(const PreparedClaim& claim) {
   std::vector<AllocatedDevice> out;
   for (const PreparedDevice& d : claim.devices) {
     for (const std::string& r : d.request_names) {
-      out.push_back({.request = r, .device = d.device_name, .admin_access = d.admin_access});
+      out.push_back({.request = r,
+                     .device = d.device_name,
+                     .admin_access = d.admin_access,
+                     .bandwidth_mbps = d.max_tx_rate_mbps});
     }
   }
   return out;

@@ -38,7 +38,11 @@ json devicesOf(const PreparedClaim& claim, const DeviceSnapshot& inv) {
                   {"pciAddress", nd->device.pci.str()},
                   {"device", d.device_name}};
     const Pool* pool = inv.pool(nd->pool);
-    if (pool != nullptr && pool->config.vf_bandwidth_mbps) {
+    // What the scheduler granted this claim of a shared device comes first: it is this claim's
+    // own; a pool's vfBandwidthMbps is what any of its VFs stands for.
+    if (d.max_tx_rate_mbps) {
+      entry["maxTxRateMbps"] = *d.max_tx_rate_mbps;
+    } else if (pool != nullptr && pool->config.vf_bandwidth_mbps) {
       entry["maxTxRateMbps"] = *pool->config.vf_bandwidth_mbps;
     }
     out.push_back(std::move(entry));

@@ -10,8 +10,10 @@
 //   <dir>/<pod UID>/<claim UID>.json
 //   {"claim": {"namespace", "name", "uid"},
 //    "devices": [{"request", "resourceName", "pciAddress", "device"[, "maxTxRateMbps"]}, ...]}
-// ("maxTxRateMbps": the pool's vfBandwidthMbps, the share of its PF's link the VF stands for,
-// which the CNI sets as the VF's max_tx_rate; absent when the pool names none), written
+// ("maxTxRateMbps": the claim's share of the device's port: what its allocation consumed of a
+// shared device's rdmanet.io/bandwidth, else the pool's vfBandwidthMbps, the share of its PF's
+// link the VF stands for; the CNI caps a VF's max_tx_rate or shapes a macvlan's egress at it;
+// absent when neither is known), written
 // atomically (0644: the CNI runs as root, the content is no secret; not fsynced: the dir is on
 // tmpfs, like the CDI specs), and unprepare removes it.
 // A pod dir left empty is removed with its last claim. At start the records are reconciled with

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
+#include <string>
+
 namespace rdmanet::kube {
 namespace {
 
@@ -21,7 +25,8 @@ json fullClaim() {
       "allocation": {"devices": {"results": [
         {"request": "nic", "driver": "rdma.rdmanet.io", "pool": "node-a", "device": "pci-0000-17-00-2"},
         {"request": "nic/mon", "driver": "rdma.rdmanet.io", "pool": "node-a", "device": "pci-0000-17-00-3",
-         "adminAccess": true, "shareID": "s-1"}]}},
+         "adminAccess": true, "shareID": "s-1",
+         "consumedCapacity": {"rdmanet.io/bandwidth": "50G", "example.com/slots": "1500m"}}]}},
       "reservedFor": [{"resource": "pods", "name": "trainer-0", "uid": "9f00"},
                       {"apiGroup": "batch", "resource": "jobs", "name": "j", "uid": "77"}],
       "devices": [{"driver": "gpu.example.com", "pool": "node-a", "device": "gpu-0",
@@ -54,6 +59,10 @@ TEST(ResourceClaimViewTest, AFullClaimDecodesToItsFields) {
   EXPECT_EQ(c->results[1].request, "nic/mon");
   EXPECT_TRUE(c->results[1].admin_access);
   EXPECT_EQ(c->results[1].share_id, "s-1");
+  EXPECT_TRUE(c->results[0].consumed_capacity.empty());
+  const std::map<std::string, int64_t> consumed = {{"rdmanet.io/bandwidth", 50'000'000'000},
+                                                   {"example.com/slots", 2}};
+  EXPECT_EQ(c->results[1].consumed_capacity, consumed);
   ASSERT_EQ(c->reserved_for.size(), 2u);
   EXPECT_EQ(c->reserved_for[0].resource, "pods");
   EXPECT_EQ(c->reserved_for[0].api_group, "");
@@ -121,6 +130,14 @@ TEST(ResourceClaimViewTest, EachWrongTypeOrMissingKeyIsError7NamingItsPath) {
        "\"status.allocation.devices.results[1].adminAccess\" must be a boolean"},
       {json::json_pointer("/status/allocation/devices/results/1/shareID"), 1,
        "\"status.allocation.devices.results[1].shareID\" must be a string"},
+      {json::json_pointer("/status/allocation/devices/results/1/consumedCapacity"), "50G",
+       "\"status.allocation.devices.results[1].consumedCapacity\" must be an object"},
+      {json::json_pointer("/status/allocation/devices/results/1/consumedCapacity/a~1b"), 50,
+       "\"status.allocation.devices.results[1].consumedCapacity[\"a/b\"]\" must be a quantity "
+       "string"},
+      {json::json_pointer("/status/allocation/devices/results/1/consumedCapacity/a~1b"), "50 G",
+       "status.allocation.devices.results[1].consumedCapacity[\"a/b\"]: quantity \"50 G\" has "
+       "an unknown suffix"},
       {json::json_pointer("/status/reservedFor"), "pods",
        "\"status.reservedFor\" must be an array"},
       {json::json_pointer("/status/reservedFor/0/uid"), nullptr,

@@ -113,16 +113,36 @@ TEST_F(DraPrepareTest, PrepareRecordsTheClaimsDeviceForEachReservedPodUntilUnpre
 
   // A reboot empties /var/run (the records and the CDI spec) but not the checkpoint: the next
   // start writes both again, so a sandbox made after it still finds its device.
-  stopDaemon();
-  fs::remove_all(podDevicesDir());
-  fs::remove_all(cdi_dir_);
-  startRegistered(api_->url());
-  ASSERT_TRUE(turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); }));
+  ASSERT_TRUE(rebootUntilRecorded(pod, uid));
   EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
   EXPECT_TRUE(fs::exists(cdi_dir_ / claimSpecFileName(uid)));
 
   ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "for-pod"}}));
   EXPECT_FALSE(fs::exists(podDevicesDir() / pod));
+}
+
+// Issue 32 §3: the bandwidth the scheduler took of a shared PF for this claim is its share in
+// the record (the CNI shapes a macvlan's egress to it), and stays so across a reboot.
+TEST_F(DraPrepareTest, ASharedPfsConsumedBandwidthIsTheRecordsShare) {
+  startRegistered(api_->url());
+  const std::string pod = "5c8f3d2b-1e4a-4f6b-8c9d-8e7f6a5b4c3d";
+  json taken = result("nic", dra::pciDeviceName(node_.pf(1)));
+  taken["consumedCapacity"] = {{"rdmanet.io/bandwidth", "50G"}};
+  const std::string uid =
+      createClaim("share", json::array({taken}), {"nic"},
+                  json::array({{{"resource", "pods"}, {"name", "trainer-1"}, {"uid", pod}}}));
+  auto resp = kubelet_->prepare({{"team", uid, "share"}});
+  ASSERT_TRUE(resp) << kubelet_->lastError();
+  ASSERT_EQ(resp->claims().at(uid).error(), "");
+  const json rec = readJson(podDevicesDir() / pod / (uid + ".json"));
+  ASSERT_EQ(rec["devices"].size(), 1u);
+  EXPECT_EQ(rec["devices"][0]["resourceName"], "rdma/shared");
+  EXPECT_EQ(rec["devices"][0]["maxTxRateMbps"], 50000);
+
+  // After a reboot, written again from the checkpoint, share and all.
+  ASSERT_TRUE(rebootUntilRecorded(pod, uid));
+  EXPECT_EQ(readJson(podDevicesDir() / pod / (uid + ".json")), rec);
+  ASSERT_TRUE(kubelet_->unprepare({{"team", uid, "share"}}));
 }
 
 TEST_F(DraPrepareTest, AMissingCdiDirIsCreatedOnTheFirstPrepare) {

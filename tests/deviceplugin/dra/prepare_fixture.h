@@ -51,6 +51,16 @@ class DraPrepareTest : public DraDaemonFixture {
     api_ = nullptr;
   }
 
+  // A reboot: /var/run (the pod device records, the CDI specs) emptied, the checkpoint kept, and
+  // the daemon started again. True once the record of claim `uid` for `pod` is back.
+  bool rebootUntilRecorded(const std::string& pod, const std::string& uid) {
+    stopDaemon();
+    fs::remove_all(podDevicesDir());
+    fs::remove_all(cdi_dir_);
+    startRegistered(api_->url());
+    return turnUntil([&] { return fs::exists(podDevicesDir() / pod / (uid + ".json")); });
+  }
+
   // Creates a ResourceClaim allocated as `results` says; returns its UID.
   // `requests`: the names in spec.devices.requests (the stand-in server does not check them
   // against the results, the real one does).

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
+#include <utility>
 
 #include "common/kube/names.h"
 #include "deviceplugin/dra/dra_device.h"
@@ -251,6 +253,75 @@ TEST(ClaimAllocationTest, AnAdminAccessResultIsMarkedAsSuch) {
   ASSERT_EQ(r->size(), 2u);
   EXPECT_FALSE((*r)[0].admin_access);
   EXPECT_TRUE((*r)[1].admin_access);
+}
+
+// Issue 32 §3: what the scheduler took of a shared PF's rdmanet.io/bandwidth is the claim's share,
+// in Mbit/s rounded up (never below what was granted), at least 1.
+TEST(ClaimAllocationTest, TheConsumedBandwidthIsTheResultsShareInMbps) {
+  const std::pair<const char*, int64_t> cases[] = {
+      {"50G", 50'000}, {"100G", 100'000}, {"1500001", 2}, {"1M", 1}, {"1", 1}, {"0", 1}};
+  for (const auto& [quantity, mbps] : cases) {
+    json c = claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "pci-0000-17-00-0")});
+    c["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {
+        {"rdmanet.io/bandwidth", quantity}, {"example.com/other", "7"}};
+    auto r = ourAllocationOf(c, kRef, "rdma.rdmanet.io", "node-a");
+    ASSERT_TRUE(r.ok()) << r.error().msg;
+    EXPECT_EQ((*r)[0].bandwidth_mbps, mbps) << quantity;
+  }
+  json other = claim("u-1", {result("nic", "rdma.rdmanet.io", "node-a", "pci-0000-17-00-0")});
+  other["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {
+      {"example.com/other", "7"}};
+  auto none = ourAllocationOf(other, kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_TRUE(none.ok()) << none.error().msg;
+  EXPECT_EQ((*none)[0].bandwidth_mbps, std::nullopt);
+  other["status"]["allocation"]["devices"]["results"][0]["consumedCapacity"] = {
+      {"rdmanet.io/bandwidth", "-1G"}};
+  auto negative = ourAllocationOf(other, kRef, "rdma.rdmanet.io", "node-a");
+  ASSERT_FALSE(negative.ok());
+  EXPECT_THAT(negative.error().msg, HasSubstr("negative rdmanet.io/bandwidth consumed"));
+}
+
+// A shared PF that one request holds twice took its share twice; the checkpoint keeps the sum, so
+// the records written again after a reboot say the same.
+TEST(ClaimRenderTest, ASharedDevicesConsumedBandwidthIsItsPreparedShare) {
+  TestNode node;
+  DeviceSnapshot inv{.pools = buildPools(defaultConfig(), node.inventory())};
+  inv.devices = nodeDevices(inv.pools);
+  const std::string pf = dra::pciDeviceName(node.pf(1));
+  const RenderOptions opts{.driver = "rdma.rdmanet.io", .node = "node-a", .cdi_dir = "/run/cdi"};
+  auto r = renderClaim(kRef,
+                       {{.request = "nic", .device = pf, .bandwidth_mbps = 25'000},
+                        {.request = "nic", .device = pf, .bandwidth_mbps = 5'000},
+                        {.request = "mon", .device = pf}},
+                       inv, opts);
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  ASSERT_EQ(r->prepared.devices.size(), 2u);
+  EXPECT_EQ(r->prepared.devices[0].request_names, std::vector<std::string>{"nic"});
+  EXPECT_EQ(r->prepared.devices[0].max_tx_rate_mbps, 30'000);
+  EXPECT_EQ(r->prepared.devices[1].max_tx_rate_mbps, std::nullopt);
+  const auto again = allocationOf(r->prepared);
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].bandwidth_mbps, 30'000);
+
+  const fs::path dir = testing::makeTempDir("dra-ckpt");
+  {
+    ClaimCheckpoint c(dir / "checkpoint.json");
+    ASSERT_TRUE(c.load().ok());
+    ASSERT_TRUE(c.put(r->prepared).ok());
+  }
+  ClaimCheckpoint reread(dir / "checkpoint.json");
+  ASSERT_TRUE(reread.load().ok());
+  ASSERT_NE(reread.find("u-1"), nullptr);
+  EXPECT_EQ(reread.find("u-1")->devices, r->prepared.devices);
+  // A share that is no positive integer makes the checkpoint unreadable, as any wrong field does.
+  std::ofstream(dir / "checkpoint.json")
+      << R"({"version": 1, "claims": {"u-1": {"namespace": "ns", "name": "c", "cdiSpec": "/s",)"
+      << R"( "devices": [{"requestNames": ["nic"], "poolName": "node-a", "deviceName": "d",)"
+      << R"( "cdiDeviceIDs": [], "maxTxRateMbps": "fast"}]}}})";
+  auto bad = reread.load();
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.error().msg, HasSubstr("maxTxRateMbps"));
+  fs::remove_all(dir);
 }
 
 // Admin access (a monitoring pod's view of a device another pod may hold) brings the device's

@@ -73,7 +73,7 @@ TEST(PodDevicesTest, EachPodGetsARecordThatUnprepareRemovesWithTheEmptiedPodDir)
   EXPECT_TRUE(removePodDevices(tmp.path() / "missing", "u-1").ok());
 }
 
-TEST(PodDevicesTest, APoolsVfBandwidthIsEachOfItsDevicesMaxTxRate) {
+TEST(PodDevicesTest, TheClaimsShareElseThePoolsVfBandwidthIsEachDevicesMaxTxRate) {
   sim::TempDir tmp;
   const fs::path dir = tmp.path();
   DeviceSnapshot inv = snapshot();
@@ -86,6 +86,14 @@ TEST(PodDevicesTest, APoolsVfBandwidthIsEachOfItsDevicesMaxTxRate) {
   const json rec = read(dir / kPodA / "u-share.json");
   ASSERT_EQ(rec["devices"].size(), 1u);
   EXPECT_EQ(rec["devices"][0]["maxTxRateMbps"], 25000);
+  // What the claim's allocation consumed of the device's bandwidth comes first.
+  PreparedClaim granted = claim("u-granted");
+  granted.devices[0].max_tx_rate_mbps = 50'000;
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, granted, inv).ok());
+  EXPECT_EQ(read(dir / kPodA / "u-granted.json")["devices"][0]["maxTxRateMbps"], 50000);
+  inv.pools.front().config.vf_bandwidth_mbps.reset();
+  ASSERT_TRUE(writePodDevices(dir, {kPodA}, granted, inv).ok());
+  EXPECT_EQ(read(dir / kPodA / "u-granted.json")["devices"][0]["maxTxRateMbps"], 50000);
 }
 
 TEST(PodDevicesTest, TheStartSweepKeepsOnlyPreparedClaimsRecords) {
