@@ -29,7 +29,7 @@ constexpr uint64_t kBytesPerMbit = 1'000'000 / 8;
 // least 1 ms of the rate, so that the delay before TBF's watchdog (an hrtimer, not a jiffy)
 // fires again and the softirq's latency do not keep the link below its rate. (rate/HZ is no
 // bound here: the watchdog is not tied to HZ.) Both are far above any MTU.
-constexpr uint64_t kMinBurstBytes = 64 * 1024;
+constexpr uint64_t kMinBurstBytes = uint64_t{64} * 1024;
 constexpr uint64_t kBurstMs = 1;
 // The queue, bytes beyond the bucket: 5 ms of the rate. Enough that a TCP flow's burst waits
 // instead of being dropped, short enough that the pod's latency does not grow by more than
