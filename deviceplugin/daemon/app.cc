@@ -89,6 +89,17 @@ std::unique_ptr<LinkSource> openLinks() {
   return nullptr;
 }
 
+// The switch neighbour of each port, for the rails (--lldp). Receiving LLDP needs CAP_NET_RAW
+// (the chart grants it with lldp.enabled); without it the daemon serves as before, with no rails.
+std::unique_ptr<LldpSocket> openLldp(const Flags& flags) {
+  if (!flags.lldp) return nullptr;
+  auto s = LldpSocket::open();
+  if (s.ok()) return std::make_unique<LldpSocket>(std::move(s).value());
+  logger(Component::kDiscovery)
+      ->warn("no LLDP ({}; needs CAP_NET_RAW): no switch neighbours or rails", s.error().msg);
+  return nullptr;
+}
+
 // The per-pod series, read on each scrape on the HTTP thread (podnet/pod_metrics.h).
 // Cross-checked with kubelet's pod-resources where kubelet is there (the CNI's state alone
 // otherwise); a slow kubelet costs a scrape at most the deadline. Declared in use order.
@@ -139,14 +150,17 @@ int serve(const Flags& flags, PluginConfig config) {
     return 1;
   }
   const DraWiring& dra = wiring->dra;
-  Daemon daemon(
-      {.sysfs_root = flags.sysfs_root,
-       .config_path = flags.config,
-       .resync = std::chrono::seconds(flags.resync_seconds)},
-      std::move(config),
-      {.clock = &clock, .front = wiring->front(), .links = openLinks(), .on_ready = [&doctor] {
-         if (doctor) doctor->release();
-       }});
+  Daemon daemon({.sysfs_root = flags.sysfs_root,
+                 .config_path = flags.config,
+                 .resync = std::chrono::seconds(flags.resync_seconds)},
+                std::move(config),
+                {.clock = &clock,
+                 .front = wiring->front(),
+                 .links = openLinks(),
+                 .lldp = openLldp(flags),
+                 .on_ready = [&doctor] {
+                   if (doctor) doctor->release();
+                 }});
   const PodScrape pods = openPodScrape(flags);
   auto http = startHttp(flags, clock, [&](const std::string& path) {
     return probeResponse(

@@ -126,6 +126,7 @@ Daemon::TimePoint Daemon::nextDeadline() const {
     if (t) next = std::min(next, *t);
   }
   if (!recheck_at_.empty()) next = std::min(next, recheck_at_.front());
+  if (auto t = lldp_table_.nextExpiry()) next = std::min(next, *t);
   return next;
 }
 
@@ -138,6 +139,7 @@ void Daemon::runOnce(std::chrono::milliseconds max_wait) {
   const int sig = add(signal_fd_.get()), stop = add(stop_->fd()), ino = add(inotify_->fd());
   const int links = add(deps_.links ? deps_.links->fd() : -1);
   const int uev = add(uevents_ ? uevents_->fd() : -1);
+  const int lldp = add(deps_.lldp ? deps_.lldp->fd() : -1);
   const size_t own = fds.size();
   for (int fd : deps_.front->fds()) add(fd);
 
@@ -167,6 +169,8 @@ void Daemon::runOnce(std::chrono::milliseconds max_wait) {
       if (!cfg_evs.empty()) onConfigDirEvents(cfg_evs);
     } else if (p.fd == links) {
       onLinkUpdates();
+    } else if (p.fd == lldp) {
+      onLldpFrames();
     } else if (p.fd == uev) {
       auto paths = uevents_->drainRelevant();
       if (!paths.empty()) {
@@ -275,6 +279,10 @@ void Daemon::runTimers(TimePoint now) {
     publish();
     if (recheck_at_.empty()) recheck_netdevs_.clear();
   }
+  if (lldp_table_.expire(now)) {
+    logger(Component::kDiscovery)->info("an LLDP neighbour's TTL ran out");
+    applyNeighbors();
+  }
   if (resync_at_ <= now) {
     resync_at_ = now + opts_.resync;
     resync();
@@ -295,7 +303,7 @@ void Daemon::rescan() {
 void Daemon::resync() {
   const auto start = deps_.clock->now();
   std::string why;
-  const bool changed = core_.resync(&why);
+  const bool changed = core_.resync(&why) | listenLldp(true);
   logger(Component::kDiscovery)
       ->debug("resync of {} NIC functions: {} in {} ms", core_.inventory().nics.size(),
               changed ? why : std::string("unchanged"),
@@ -306,6 +314,7 @@ void Daemon::resync() {
 
 void Daemon::publish() {
   auto log = logger(Component::kHealth);
+  listenLldp(false);
   BuiltPools built = core_.build();
   for (const PoolHealthChange& c : built.changes) {
     // Shared slots would repeat the same line rdmaHcaMax times: log their PF once.

@@ -14,6 +14,8 @@
 //   re-read of the port and PF link states that change without a uevent;
 // - config changes (inotify on the config file's dir, or SIGHUP): the new config is validated
 //   and applied; a bad new config is logged and the running one kept;
+// - LLDP frames on the ports (LldpSocket): each port's switch neighbour and rail, kept to the
+//   TTL the switch gave (lldp_table.h), handed to the front when they change;
 // - the front's own sources (kubelet restarts, registration results, ...);
 // - SIGTERM/SIGINT or requestStop(): the front stops.
 //
@@ -33,8 +35,10 @@
 
 #include "common/base/clock.h"
 #include "common/base/sysfs.h"
+#include "common/net/lldp_socket.h"
 #include "common/os/watch.h"
 #include "deviceplugin/daemon/link_source.h"
+#include "deviceplugin/daemon/lldp_table.h"
 #include "deviceplugin/daemon/refused_names.h"
 #include "deviceplugin/front/front.h"
 #include "deviceplugin/pools/config.h"
@@ -54,6 +58,7 @@ struct DaemonDeps {
   const Clock* clock = nullptr;
   Front* front = nullptr;
   std::unique_ptr<LinkSource> links{};  // null: sysfs operstate only, no VF tables
+  std::unique_ptr<LldpSocket> lldp{};   // null: no switch neighbours, no rails
   // Called once, on the loop's thread, when the front is ready (every pool registered) for the
   // first time: start-up is over, background work may begin.
   std::function<void()> on_ready{};
@@ -87,6 +92,11 @@ class Daemon {
 
   void onConfigDirEvents(const std::vector<Inotify::Event>& evs);
   void onLinkUpdates();
+  void onLldpFrames();
+  // Listens for LLDP on the ports of the current scan (after it changed) and forgets the
+  // neighbours of netdevs that are no longer ports. Returns whether neighbours were forgotten.
+  bool listenLldp(bool force);
+  void applyNeighbors();
   void onSignals();
   void runTimers(TimePoint now);
   void reloadConfig(bool force);
@@ -120,6 +130,9 @@ class Daemon {
   std::set<std::string> recheck_netdevs_;
   std::vector<TimePoint> recheck_at_;
   TimePoint resync_at_{};
+  LldpTable lldp_table_;
+  std::set<std::string> lldp_ports_;      // what the LLDP socket listens on
+  std::set<std::string> lldp_bad_ports_;  // ports whose last frame was bad (logged once)
 };
 
 }  // namespace rdmanet::dp

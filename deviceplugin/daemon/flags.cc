@@ -117,6 +117,9 @@ void defineFlags(CLI::App& app, Flags& f) {
       ->check(durationValidator());
   cli::textOption(app, "--log-level", f.log_level,
                   "trace, debug, info, warn, error or off (default info)", "LEVEL");
+  app.add_flag("--lldp,!--no-lldp", f.lldp,
+               "learn each port's switch neighbour from LLDP and name its rail\n"
+               "(the config's `rails` rule); needs CAP_NET_RAW (default on)");
   app.add_option("--resync-interval", f.resync_seconds,
                  "seconds between full rescans, a safety net behind events (default 30)")
       ->type_name("S")

@@ -27,6 +27,7 @@ struct Flags {
   std::chrono::milliseconds metrics_max_age{std::chrono::seconds(1)};
   std::string log_level = "info";
   int resync_seconds = 30;
+  bool lldp = true;                      // learn each port's switch neighbour (and rail) from LLDP
   std::filesystem::path check_config{};  // validate this file, print the pools, exit
   std::filesystem::path install_cni{};   // copy the sibling `rdmanet` binary into DIR, exit
   // Period of the node doctor's checks exported on /metrics; 0 disables them.

@@ -1,6 +1,7 @@
 #include "deviceplugin/pools/allocate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -38,6 +39,23 @@ void appendJsonString(std::string& out, std::string_view s) {
     }
   }
   out += '"';
+}
+
+// Appends ',"rdmanet":{"rail","switch","switchPort"}' for a device whose port has an LLDP
+// neighbour: the rail and the switch port, beside sriov-network-device-plugin's keys (readers of
+// that format skip a key they do not know).
+void appendSwitchInfo(std::string& info, const PoolDevice& d) {
+  if (d.rail.empty() && !d.neighbor) return;
+  info += ",\"rdmanet\":{\"rail\":";
+  appendJsonString(info, d.rail);
+  if (d.neighbor) {
+    info += ",\"switch\":";
+    appendJsonString(
+        info, d.neighbor->system_name.empty() ? d.neighbor->chassis_id : d.neighbor->system_name);
+    info += ",\"switchPort\":";
+    appendJsonString(info, d.neighbor->port_id);
+  }
+  info += '}';
 }
 
 }  // namespace
@@ -116,7 +134,7 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
   // bench holds it to 2x a bare gRPC call; the JSON tree cost more than the rest together.
   ContainerAllocation out;
   std::string info = "{";
-  std::vector<std::string> hcas, addresses;
+  std::vector<std::string> hcas, addresses, rails;
   for (const PoolDevice* d : devs) {
     std::string addr = d->pci.str();
     if (info.size() > 1) info += ',';
@@ -152,10 +170,12 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
       }
       info += '}';
     }
+    appendSwitchInfo(info, *d);
     info += '}';
     // Shared slots all stand for their PF: list the PF once.
     if (std::find(addresses.begin(), addresses.end(), addr) == addresses.end()) {
       addresses.push_back(std::move(addr));
+      rails.push_back(d->rail);
     }
     if (opts.cdi) out.cdi_devices.push_back(pool.config.fullName() + "=" + d->id);
     if (!pool.config.pod_info_dir.empty()) {
@@ -171,6 +191,9 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
   std::string env = envName(pool.config);
   out.envs[env] = joinIds(addresses);
   out.envs[env + "_INFO"] = std::move(info);
+  if (std::ranges::any_of(rails, [](const std::string& r) { return !r.empty(); })) {
+    out.envs[env + "_RAILS"] = fmt::format("{}", fmt::join(rails, ","));  // by position
+  }
   if (!hcas.empty()) out.envs["NCCL_IB_HCA"] = "=" + joinIds(hcas);
   if (const auto& l = pool.config.lossless) {
     if (l->dscp) out.envs["NCCL_IB_TC"] = std::to_string(*l->dscp << 2);

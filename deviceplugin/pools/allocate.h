@@ -8,7 +8,10 @@
 // - env PCIDEVICE_<PREFIX>_<NAME>: the comma-separated PCI addresses of the allocated functions
 //   (a shared pool's slots name their PF), and PCIDEVICE_<PREFIX>_<NAME>_INFO: per device ID,
 //   the sriov-network-device-plugin JSON: {"<id>": {"generic": {"deviceID": ...},
-//   "rdma": {"rdma_dev", "uverbs", "umad", "issm", "rdma_cm"}}};
+//   "rdma": {"rdma_dev", "uverbs", "umad", "issm", "rdma_cm"}, and, when the device's port has
+//   an LLDP neighbour, rdmanet's "rdmanet": {"rail", "switch", "switchPort"}}};
+// - PCIDEVICE_<PREFIX>_<NAME>_RAILS: the rail of each function of PCIDEVICE_<PREFIX>_<NAME>, by
+//   position ("" where unknown), when any is known: ranks that pick the NIC of their rail;
 // - NCCL hints: NCCL_IB_HCA ("=mlx5_2,mlx5_3": '=' makes NCCL match names exactly, or mlx5_1
 //   would also select mlx5_10), NCCL_IB_TC (DSCP << 2, the TOS byte NCCL puts in the GRH) and
 //   NCCL_IB_SL (the priority) from the pool's `lossless`, and NCCL_NET_GDR_LEVEL when every

@@ -166,6 +166,10 @@ Result<PluginConfig> parseConfig(std::string_view text) {
       (void)ignored;
       continue;
     }
+    if (k == "rails") {
+      RDMANET_ASSIGN_OR_RETURN(cfg.rails, parseRailRule(v, k));
+      continue;
+    }
     if (k != "resourceList" && k != "configList") return invalidAt(k, "unknown key");
     if (!v.is_array()) return invalidAt(k, "must be a list");
     for (size_t i = 0; i < v.size(); ++i) {

@@ -16,6 +16,8 @@
 //   `podInfoDir` (an absolute path; vf pools only), `vfBandwidthMbps` (vf pools only: the
 //   share of its PF's link each VF stands for) and `claimBandwidthMbps` (shared pools only: a
 //   claim's default share of the PF's link); see PoolConfig.
+// - rdmanet's top-level `rails` ({"from", "match", "rail"}): how a port's rail is named from its
+//   LLDP neighbour (rail_rule.h).
 //
 // Unknown keys are rejected: a typo must not silently widen a pool. Every error message names the
 // offending key by its path, e.g. `resourceList[1].selectors.pfNames[0]`.
@@ -31,6 +33,7 @@
 
 #include "common/base/pci_address.h"
 #include "common/base/result.h"
+#include "deviceplugin/pools/rail_rule.h"
 
 namespace rdmanet::dp {
 
@@ -112,6 +115,9 @@ struct PoolConfig {
 
 struct PluginConfig {
   std::vector<PoolConfig> pools;  // in config order: earlier pools claim devices first
+  // `rails`: how a port's LLDP neighbour names its rail (rail_rule.h); the default names it
+  // after the neighbour's system name.
+  RailRule rails{};
 };
 
 // Parses and validates a config document. Error 6 if it is not JSON, 7 for invalid content,

@@ -159,6 +159,20 @@ bool NodePools::hasNetdev(const std::string& name) const {
   return false;
 }
 
+bool NodePools::setNeighbors(std::map<std::string, LldpNeighbor> neighbors) {
+  if (neighbors == neighbors_) return false;
+  neighbors_ = std::move(neighbors);
+  return true;
+}
+
+std::set<std::string> NodePools::portNetdevs() const {
+  std::set<std::string> ports;
+  for (const NicFunction& fn : inv_.nics) {
+    if (!fn.pci.isVf() && !fn.netdevs.empty()) ports.insert(fn.netdevs.front().name);
+  }
+  return ports;
+}
+
 bool NodePools::isPfNetdev(const std::string& name) const {
   for (const NicFunction& fn : inv_.nics) {
     if (fn.pci.vfs.empty()) continue;
@@ -178,6 +192,13 @@ HealthInputs NodePools::healthInputs() const {
   return in;
 }
 
+void NodePools::applyNeighbor(PoolDevice& d) const {
+  auto it = neighbors_.find(d.pf ? d.pf_netdev : d.netdev);
+  if (it == neighbors_.end()) return;
+  d.neighbor = it->second;
+  d.rail = railOf(config_.rails, it->second).value_or("");
+}
+
 BuiltPools NodePools::build() {
   BuiltPools out;
   const HealthInputs in = healthInputs();
@@ -191,7 +212,10 @@ BuiltPools NodePools::build() {
     }
     for (HealthChange& c : applyHealth(p, in)) out.changes.push_back({name, std::move(c)});
     auto& now = health[name];
-    for (const PoolDevice& d : p.devices) now[d.id] = d.healthy;
+    for (PoolDevice& d : p.devices) {
+      now[d.id] = d.healthy;
+      applyNeighbor(d);
+    }
     out.pools.push_back(std::move(p));
   }
   last_health_ = std::move(health);

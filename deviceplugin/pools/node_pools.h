@@ -75,6 +75,12 @@ class NodePools {
   // Re-reads these PFs' VF tables.
   void refreshVfTables(const std::set<std::string>& pfs);
 
+  // The LLDP neighbours heard on the ports, by netdev (the daemon keeps them to their TTL).
+  // Returns whether they changed.
+  bool setNeighbors(std::map<std::string, LldpNeighbor> neighbors);
+  // The netdevs of the functions that are not VFs: the ports LLDP is heard on.
+  std::set<std::string> portNetdevs() const;
+
   bool hasNetdev(const std::string& name) const;
   // A netdev of a function with VFs (its updates may carry VF link-state changes).
   bool isPfNetdev(const std::string& name) const;
@@ -85,6 +91,8 @@ class NodePools {
 
  private:
   HealthInputs healthInputs() const;
+  // Sets `d`'s neighbour and rail from its port's LLDP neighbour.
+  void applyNeighbor(PoolDevice& d) const;
   std::set<std::string> pfNetdevs() const;
 
   const Sysfs& sysfs_;
@@ -96,6 +104,7 @@ class NodePools {
   std::map<std::string, LinkState> links_;                          // netlink, by netdev
   std::map<std::string, std::vector<int>> ports_;                   // RDMA device -> port states
   std::map<std::string, std::map<int, VfLinkState>> vf_links_;      // PF netdev -> VF table
+  std::map<std::string, LldpNeighbor> neighbors_;                   // port netdev -> LLDP
   std::map<std::string, std::map<std::string, bool>> last_health_;  // pool -> id -> healthy
 };
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/inventory/node.h"
+#include "common/net/lldp_frame.h"
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/moved_attributes.h"
 
@@ -43,6 +44,11 @@ struct PoolDevice {
   // The link speed of the port it sends through (a VF's: its PF's, which is the port's; a VF's
   // own netdev reports the PF's or nothing). Absent while the link is down or unknown.
   std::optional<int> port_speed_mbps{};
+  // The switch port its port is cabled to, from LLDP on the port's netdev (a VF's: its PF's),
+  // and the rail the config's rule names from it ("" when none). Absent until a frame arrives,
+  // and again once its TTL runs out.
+  std::optional<LldpNeighbor> neighbor{};
+  std::string rail{};
   bool healthy = true;
   std::string fault{};  // why it is Unhealthy (health.h faultOf), "" while Healthy
 

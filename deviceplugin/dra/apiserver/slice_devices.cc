@@ -47,6 +47,18 @@ Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, cons
     out.attributes["rdmanet.io/losslessDscp"] = int64_t{*pool.lossless->dscp};
   }
   if (p.gpu_distance) str("rdmanet.io/gpuDistance", std::string(distanceName(*p.gpu_distance)));
+  // The switch port the device's port is cabled to (LLDP) and its rail: what a claim selects to
+  // keep a job on one rail. A value longer than the API allows is left out rather than cut, so
+  // that a selector never matches a truncated name.
+  auto fits = [&](const char* key, const std::string& v) {
+    if (v.size() <= dra::kMaxAttributeValueLength) str(key, v);
+  };
+  fits("rdmanet.io/rail", p.rail);
+  if (p.neighbor) {
+    fits("rdmanet.io/switchName", p.neighbor->system_name);
+    fits("rdmanet.io/switchChassisId", p.neighbor->chassis_id);
+    fits("rdmanet.io/switchPortId", p.neighbor->port_id);
+  }
   if (!p.healthy) out.taints.push_back({.key = std::string(dra::kUnhealthyTaintKey)});
   out.allow_multiple_allocations = d.shareable && allow_multiple_allocations;
   // A shared PF many claims take: its link speed as consumable capacity (KEP-5075), of which a

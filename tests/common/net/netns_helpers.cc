@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
@@ -38,6 +39,33 @@ int run(const std::vector<std::string>& argv, std::string* err) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   if (err) *err = out;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Background::Background(const std::vector<std::string>& argv, const std::string& log) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return;
+  if (pid == 0) {
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out >= 0) {
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+    }
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+}
+
+int Background::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 

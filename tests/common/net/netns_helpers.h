@@ -17,6 +17,22 @@ int run(const std::vector<std::string>& argv, std::string* err = nullptr);
 // `ip <args...>` ; true on exit status 0.
 bool ip(const std::vector<std::string>& args, std::string* err = nullptr);
 
+// argv[0] (an absolute path) run in the background, its output to `log`; stop() (or the
+// destructor) sends SIGTERM and waits for it: a peer daemon (lldpd) for the test's lifetime.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, const std::string& log);
+  ~Background() { stop(); }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  bool ok() const { return pid_ > 0; }
+  // Its exit status after SIGTERM, -1 if it did not exit normally (0 after a clean shutdown).
+  int stop();
+
+ private:
+  int pid_ = -1;
+};
+
 // A named namespace (/run/netns/<name>) removed on destruction.
 class ScratchNetns {
  public:

@@ -25,6 +25,7 @@ class DraBinaryTest : public DraPrepareTest {
   void TearDown() override {
     stopBinary(SIGTERM);
     DraPrepareTest::TearDown();
+    if (!kubeconfig_dir_.empty()) fs::remove_all(kubeconfig_dir_);  // nothing left in /dev/shm
   }
   void startBinary() {
     if (kubeconfig_dir_.empty()) kubeconfig_dir_ = makeTempDir("dra-kubeconfig");

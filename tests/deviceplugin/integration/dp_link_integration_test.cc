@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <thread>
 
 #include "common/base/sysfs.h"
 #include "common/inventory/node.h"
@@ -34,10 +35,9 @@ class DpLinkIntegrationTest : public ::testing::Test {
                        RDMANET_SOURCE_DIR "/hack/topologies/default.json"});
     ASSERT_EQ(up.rc, 0) << up.out;
     inv_ = scanNode(Sysfs(root_));
-    std::vector<std::string> args = {
-        "--kubelet-dir", (work_ / "kubelet").string(), "--sysfs-root",   root_.string(),
-        "--devinfo-dir", (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0"};
-    plugin_ = std::make_unique<PluginProc>(args, work_);
+    args_ = {"--kubelet-dir", (work_ / "kubelet").string(), "--sysfs-root",   root_.string(),
+             "--devinfo-dir", (work_ / "devinfo").string(), "--metrics-addr", "127.0.0.1:0"};
+    plugin_ = std::make_unique<PluginProc>(args_, work_);
     kubelet_ = std::make_unique<FakeKubeletProc>(work_ / "kubelet", work_);
     ASSERT_TRUE(kubelet_->command("wait rdma/vf")) << plugin_->log();
   }
@@ -83,6 +83,25 @@ class DpLinkIntegrationTest : public ::testing::Test {
     return ((*ev)["t_ns"].get<int64_t>() - t0) / 1e6;
   }
 
+  // The switch-side veth (in the simulated node's bridge namespace) of netdev `name` (prefix
+  // added): the one whose ifindex is the netdev's iflink.
+  std::string peerOf(const std::string& name) {
+    auto iflink = Sysfs("/").readInt("/sys/class/net/" + prefix_ + name + "/iflink");
+    auto out = runCommand({"ip", "-n", "rdmanet-sim-" + prefix_, "-o", "link", "show"});
+    for (size_t pos = 0; iflink && pos < out.out.size();) {
+      size_t end = out.out.find('\n', pos);
+      const std::string line = out.out.substr(pos, end - pos);
+      pos = end == std::string::npos ? out.out.size() : end + 1;
+      const std::string head = fmt::format("{}: ", *iflink);
+      if (!line.starts_with(head)) continue;
+      const std::string rest = line.substr(head.size());
+      return rest.substr(0, rest.find_first_of("@:"));
+    }
+    ADD_FAILURE() << "no peer of " << name << " in\n" << out.out;
+    return "";
+  }
+
+  std::vector<std::string> args_;
   std::string prefix_;
   fs::path work_, root_;
   NodeInventory inv_;
@@ -172,6 +191,75 @@ TEST_F(DpLinkIntegrationTest, VfCountChangeShowsUpWithoutRestart) {
       mark);
   ASSERT_TRUE(ev) << plugin_->log();
   EXPECT_EQ(healthyOf(*ev, vfa.str()), -1);
+}
+
+// LLDP from a real sender, Debian's lldpd, on the switch side of the simulated node's veths: the
+// daemon names each port's rail by the config's rule, Allocate hands it to the container
+// (PCIDEVICE_RDMA_VF_RAILS by position, the switch port in _INFO), and the rail goes when the
+// switch says it is shutting down (lldpd's TTL-0 frame on SIGTERM).
+TEST_F(DpLinkIntegrationTest, RailsFromARealLldpSenderReachAllocate) {
+  if (::access("/usr/sbin/lldpd", X_OK) != 0) GTEST_SKIP() << "needs lldpd (install-deps.sh)";
+  kubelet_.reset();
+  plugin_->child().signal(SIGTERM);
+  ASSERT_EQ(plugin_->child().wait(10s), 0);
+  writeFile(work_ / "config.json", R"j({"resourceList": [{"resourceName": "vf"}],
+      "rails": {"from": "portId", "match": "p([0-9]+)", "rail": "rail-$1"}})j");
+  std::vector<std::string> args = args_;
+  args.insert(args.end(), {"--config", (work_ / "config.json").string()});
+  plugin_ = std::make_unique<PluginProc>(args, work_);
+  kubelet_ = std::make_unique<FakeKubeletProc>(work_ / "kubelet", work_);
+  ASSERT_TRUE(kubelet_->command("wait rdma/vf")) << plugin_->log();
+
+  const std::string pa = peerOf("ens1f0"), pb = peerOf("ens2f1");
+  ASSERT_FALSE(pa.empty() || pb.empty());
+  // lldpd's files outside the 0700 work dir: its lldpcli, which reads the config, drops to the
+  // _lldpd user and must reach the control socket.
+  const fs::path ldir = fs::temp_directory_path() / ("rdmanet-lldpd-" + prefix_);
+  fs::create_directories(ldir);
+  writeFile(ldir / "lldpd.conf",
+            "configure system hostname leaf-7\nconfigure lldp portidsubtype ifname\n"
+            "configure lldp tx-interval 1\n");
+  auto lldpd = std::make_unique<Child>(
+      std::vector<std::string>{"/usr/sbin/ip", "netns", "exec", "rdmanet-sim-" + prefix_,
+                               "/usr/sbin/lldpd", "-d", "-u", (ldir / "lldpd.sock").string(), "-O",
+                               (ldir / "lldpd.conf").string(), "-I", "p*"},
+      false, work_ / "lldpd.log");
+  struct RemoveDir {
+    fs::path p;
+    ~RemoveDir() { fs::remove_all(p); }
+  } remove_ldir{ldir};
+  const std::string a = idOf("ens1f0v1"), b = idOf("ens2f1v0");
+  // Allocates a and b until their envs satisfy `done` (each Allocate answers from the pools as
+  // they are then), or 10 s.
+  auto allocateUntil = [&](const std::function<bool(const Json&)>& done) {
+    Json envs;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      size_t mark = kubelet_->mark();
+      EXPECT_TRUE(kubelet_->command(fmt::format("allocate rdma/vf {},{}", a, b)));
+      auto ev = kubelet_->waitEvent(isEvent("allocate", "rdma/vf"), 1s, mark);
+      if (ev) envs = (*ev)["responses"][0]["envs"];
+      if (done(envs)) break;
+      std::this_thread::sleep_for(200ms);  // the next frame is a second away
+    }
+    return envs;
+  };
+  const std::string want = "rail-" + pa.substr(1) + ",rail-" + pb.substr(1);
+  Json envs =
+      allocateUntil([&](const Json& e) { return e.value("PCIDEVICE_RDMA_VF_RAILS", "") == want; });
+  ASSERT_EQ(envs.value("PCIDEVICE_RDMA_VF_RAILS", ""), want) << envs << "\n" << plugin_->log();
+  Json info = Json::parse(envs["PCIDEVICE_RDMA_VF_INFO"].get<std::string>());
+  EXPECT_EQ(info[a]["rdmanet"]["switch"], "leaf-7");
+  EXPECT_EQ(info[a]["rdmanet"]["switchPort"], pa);
+  EXPECT_EQ(info[b]["rdmanet"]["rail"], "rail-" + pb.substr(1));
+  EXPECT_TRUE(plugin_->logContains("LLDP neighbour \"leaf-7\""));
+
+  lldpd->signal(SIGTERM);
+  EXPECT_EQ(lldpd->wait(10s), 0);
+  envs = allocateUntil([](const Json& e) { return !e.contains("PCIDEVICE_RDMA_VF_RAILS"); });
+  EXPECT_FALSE(envs.contains("PCIDEVICE_RDMA_VF_RAILS")) << envs;
+  EXPECT_FALSE(
+      Json::parse(envs["PCIDEVICE_RDMA_VF_INFO"].get<std::string>())[a].contains("rdmanet"));
 }
 
 }  // namespace
