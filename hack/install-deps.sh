@@ -30,7 +30,8 @@ want_build=(
 # which checks and unit-tests the chart's alert rules and parses the dashboard's queries
 # (tests/manifests/monitoring.sh), and for the server itself, which scrapes the daemon
 # in the VM and answers PromQL over its HTTP API (tests/vm/pod_counters.sh, with curl); nftables routes the test cluster's kubernetes Service
-# to its API server, hack/cluster/network.sh).
+# to its API server, hack/cluster/network.sh); lldpd is the real LLDP sender on the switch side of
+# the rails tests (never run on the host itself: see below).
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc strace
   containernetworking-plugins golang-go golang-github-appc-cni-dev
@@ -38,7 +39,7 @@ want_test=(
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq curl ethtool perftest rdmacm-utils
   mmdebstrap podman runc
-  shellcheck clang-tidy openssl python3-prometheus-client prometheus nftables
+  shellcheck clang-tidy openssl python3-prometheus-client prometheus nftables lldpd
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)
@@ -72,6 +73,12 @@ if ((${#todo[@]})); then
 fi
 
 [[ $mode == all ]] || exit 0
+
+# Debian starts lldpd on every host interface when it is installed under systemd. The tests run
+# their own, in namespaces; one on the host would announce this machine on its networks.
+if [[ " ${todo[*]:-} " == *" lldpd "* ]] && [[ -d /run/systemd/system ]]; then
+  systemctl disable --now lldpd.service >/dev/null 2>&1 || true
+fi
 
 # qemu-system-x86 >= 10 (igb emulation). Only the qemu packages and seabios come from backports.
 qemu_major() {

@@ -107,6 +107,7 @@ as_daemon delete resourceslice vap-own --ignore-not-found >/dev/null ||
   fail "the daemon's token cannot delete a ResourceSlice of its own node"
 ok "the daemon's own token writes only its node's ResourceSlices of its driver"
 
+
 # --- The second driver: fake GPUs on the simulated node's GPU functions.
 gpus=()
 for d in "$simnode_sys"/bus/pci/devices/*; do
@@ -169,6 +170,119 @@ for r in json.load(sys.stdin)["status"]["allocation"]["devices"]["results"]:
 ' "$2"
 }
 nic_request="[{name: nic, exactly: {deviceClassName: $nic_class}}]"
+
+# --- Issue 32, section 4: rails from LLDP. Two real LLDP senders (Debian's lldpd) on the switch
+# side of the simulated node's veths: "leaf-a" on the ports ending in f0, "leaf-b" on those
+# ending in f1. The daemon (with the chart's default rule: a rail is its switch's system name)
+# publishes each device's neighbour and rail, writes the node's rails on its labels and
+# annotation, and a claim that selects rail leaf-b gets a VF of an f1 port. The chart's policy
+# lets the daemon's token change only those keys, of its own Node.
+sim_ns=rdmanet-sim-rc
+lldp_dir=$(mktemp -d /tmp/rdmanet-cluster-lldp.XXXXXX)
+chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
+lldpd_pids=()
+stop_leaves() {
+  if ((${#lldpd_pids[@]})); then
+    kill "${lldpd_pids[@]}" 2>/dev/null || true
+    wait "${lldpd_pids[@]}" 2>/dev/null || true
+  fi
+  lldpd_pids=()
+  rm -rf "$lldp_dir"
+}
+teardown_hooks+=(stop_leaves)
+# peer_of NETDEV: its veth's other end, in the simulated node's switch namespace.
+peer_of() {
+  local iflink
+  iflink=$(cat "/sys/class/net/$1/iflink")
+  ip -n "$sim_ns" -o link show | awk -F': ' -v i="$iflink" '$1 == i {sub(/@.*/, "", $2); print $2}'
+}
+declare -A leaf_peers=()
+for v in "${vfs[@]}"; do
+  port=$(ls "$simnode_sys/bus/pci/devices/$v/physfn/net")
+  leaf="leaf-b"
+  [[ $port == *f0 ]] && leaf="leaf-a"
+  peer=$(peer_of "$port")
+  [[ -n $peer ]] || fail "no switch-side veth for $port in $sim_ns"
+  [[ ,${leaf_peers[$leaf]:-}, == *",$peer,"* ]] || leaf_peers[$leaf]+=${leaf_peers[$leaf]:+,}$peer
+done
+for leaf in leaf-a leaf-b; do
+  printf 'configure system hostname %s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
+    "$leaf" >"$lldp_dir/$leaf.conf"
+  ip netns exec "$sim_ns" lldpd -d -u "$lldp_dir/$leaf.sock" -O "$lldp_dir/$leaf.conf" \
+    -I "${leaf_peers[$leaf]}" >"$lldp_dir/$leaf.log" 2>&1 &
+  lldpd_pids+=("$!")
+done
+# slice_rails: "<device> <pfName> <rail> <switchPortId>" per device of rdmanet's slices ("-" for
+# an absent attribute).
+slice_rails() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+driver, node = sys.argv[1], sys.argv[2]
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] != driver or s["spec"].get("nodeName") != node:
+        continue
+    for d in s["spec"].get("devices", []):
+        a = d.get("attributes", {})
+        val = lambda k: a.get("rdmanet.io/" + k, {}).get("string", "-")
+        print(d["name"], val("pfName"), val("rail"), val("switchPortId"))
+' "$driver" "$node_name"
+}
+# Every device on its port's leaf (f0: leaf-a, f1: leaf-b), or none on any.
+rails_are() { # on|off
+  slice_rails | awk -v on="$1" '{ want = on == "off" ? "-" : ($2 ~ /f0$/ ? "leaf-a" : "leaf-b")
+    if ($3 != want) bad++ } END { exit bad > 0 }'
+}
+node_label() { kc get node "$node_name" -o "jsonpath={.metadata.labels.rail\.rdmanet\.io/$1}"; }
+node_rails_are() { [[ "$(node_label leaf-a) $(node_label leaf-b)" == "$1" ]]; }
+wait_until 60 "each device's rail (leaf-a on f0 ports, leaf-b on f1) in the slices" rails_are on
+wait_until 30 "the node's rail labels (2 ports on each leaf)" node_rails_are "2 2"
+annotation=$(kc get node "$node_name" -o 'jsonpath={.metadata.annotations.rdmanet\.io/rails}')
+/usr/bin/python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+assert sorted(r) == ["leaf-a", "leaf-b"] and all(len(p) == 2 for p in r.values()), r
+' "$annotation" || fail "the node's rdmanet.io/rails annotation: $annotation"
+claim_pod rail-b "[{name: nic, exactly: {deviceClassName: $nic_class, \
+selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].rail == \"leaf-b\"'}}]}}]"
+wait_pod_ready rail-b
+dev=$(allocated rail-b "$driver")
+read -r _ rail_pf rail_got rail_port < <(slice_rails | awk -v d="$dev" '$1 == d')
+[[ $rail_pf == *f1 && $rail_got == leaf-b ]] ||
+  fail "rail-b's claim selected rail leaf-b, got $dev on $rail_pf (rail $rail_got)"
+delete_claim_pod rail-b
+# The daemon's token and Nodes: another label of its own Node, or a rail label of another Node,
+# is refused by the policy (an update as the daemon makes one: a PUT of the whole object).
+node_put_as_daemon() { # NODE PYTHON-EXPR-ON-n: the node changed by the expression, PUT as the daemon
+  kc get node "$1" -o json | /usr/bin/python3 -c "
+import json, sys
+n = json.load(sys.stdin)
+$2
+print(json.dumps(n))" | as_daemon replace -f - 2>&1
+}
+out=$(node_put_as_daemon "$node_name" 'n["metadata"]["labels"]["probe"] = "1"') &&
+  fail "the daemon's token added a label that is not a rail to its Node"
+[[ $out == *"may change only the rail.rdmanet.io/ labels"* ]] || fail "node label: $out"
+out=$(node_put_as_daemon "$node_name" 'n["spec"]["unschedulable"] = True') &&
+  fail "the daemon's token cordoned its Node"
+[[ $out == *"may not change a Node's spec"* ]] || fail "node spec: $out"
+kc create -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata: {name: vap-other-node}
+YAML
+out=$(node_put_as_daemon vap-other-node 'n["metadata"].setdefault("labels", {})["rail.rdmanet.io/x"] = "1"') &&
+  fail "the daemon's token wrote another Node's rails"
+[[ $out == *"may write only its own Node"* ]] || fail "other node: $out"
+kc delete node vap-other-node >/dev/null
+out=$(node_put_as_daemon "$node_name" 'n["metadata"]["labels"]["rail.rdmanet.io/leaf-z"] = "1"') ||
+  fail "the daemon's token cannot write a rail label of its own Node: $out"
+# The switches shut down (lldpd's TTL-0 frames): the rails go from the slices and the Node.
+stop_leaves
+wait_until 30 "no rails in the slices once the switches shut down" rails_are off
+wait_until 30 "no rail labels on the node" node_rails_are " "
+[[ -z $(node_label leaf-z) ]] || fail "the daemon left rail label leaf-z on its Node"
+ok "rails from LLDP: each device's leaf in the slices and on the node, a claim for rail leaf-b \
+got a VF of an f1 port (port $rail_port), the daemon's token kept to its Node's rail keys"
 
 # --- 4. A NIC claim: prepared by kubelet, applied by containerd (CDI): env, device nodes and the
 # device's pod-info (filled by the CNI) are in the container, and the claim's VF is eth1: Multus

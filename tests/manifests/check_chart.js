@@ -95,7 +95,9 @@ if (ds) {
     fail(`serviceAccountName ${pod.serviceAccountName} is not the rendered ServiceAccount`);
   }
 
-  // Least privilege: no container is privileged; capabilities are all dropped and none added.
+  // Least privilege: no container is privileged; capabilities are all dropped and none added,
+  // except NET_RAW for the device plugin while it listens for LLDP (no --no-lldp): its
+  // receive-only AF_PACKET socket.
   const all = [...(pod.initContainers || []), ...pod.containers];
   for (const c of all) {
     const sc = c.securityContext || {};
@@ -104,7 +106,9 @@ if (ds) {
     expectEq(`${where} allowPrivilegeEscalation`, sc.allowPrivilegeEscalation, false);
     expectEq(`${where} readOnlyRootFilesystem`, sc.readOnlyRootFilesystem, true);
     expectEq(`${where} capabilities.drop`, (sc.capabilities || {}).drop, ['ALL']);
-    if ((sc.capabilities || {}).add) fail(`${where} adds capabilities`);
+    const lldp = (pod.containers || []).includes(c) && (c.args || []).includes('--config') &&
+        !(c.args || []).includes('--no-lldp');
+    expectEq(`${where} capabilities.add`, (sc.capabilities || {}).add, lldp ? ['NET_RAW'] : undefined);
     for (const r of ['requests', 'limits']) {
       for (const k of ['cpu', 'memory']) {
         if (!(c.resources && c.resources[r] && c.resources[r][k])) fail(`${where} lacks ${r}.${k}`);

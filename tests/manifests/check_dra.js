@@ -24,6 +24,7 @@ const kDraRules = [
   'resource.k8s.io resourceclaims get',
   'resource.k8s.io resourceclaims list',
   ' nodes get',
+  ' nodes update',
   ' events create',
 ].sort();
 
@@ -76,14 +77,35 @@ function checkDra(ctx) {
 // The policy that binds the daemon's ResourceSlice writes to its node (templates/
 // admissionpolicy.yaml): what it matches, whom, and that each rule names the token's node claim
 // and this driver. (The CEL itself runs only under a real API server: tests/cluster/dra.sh.)
+// The policy that narrows the daemon's Node updates to its own node's rail labels and annotation
+// (templates/admissionpolicy.yaml, node_rails.h).
+function checkNodeRailsPolicy(p, fail, expectEq) {
+  if (!p) return fail('no ValidatingAdmissionPolicy for the daemon\'s Node updates');
+  expectEq('rails policy failurePolicy', p.spec.failurePolicy, 'Fail');
+  expectEq('rails policy resourceRules', p.spec.matchConstraints.resourceRules, [{
+    apiGroups: [''], apiVersions: ['*'], operations: ['UPDATE'], resources: ['nodes'],
+  }]);
+  const cel = JSON.stringify(p.spec.validations);
+  for (const want of ["object.metadata.name == variables.tokenNode", "startsWith('rail.rdmanet.io/')",
+                      "k == 'rdmanet.io/rails'", 'object.spec == oldObject.spec']) {
+    if (!cel.includes(want)) fail(`the rails policy does not check ${want}`);
+  }
+}
+
 function checkAdmissionPolicy(docs, pod, driver, fail, expectEq) {
   const policies = ofKind(docs, 'ValidatingAdmissionPolicy');
   const bindings = ofKind(docs, 'ValidatingAdmissionPolicyBinding');
-  if (policies.length !== 1 || bindings.length !== 1) {
-    fail(`expected one ValidatingAdmissionPolicy and one binding, got ${policies.length} and ${bindings.length}`);
+  if (policies.length !== 2 || bindings.length !== 2) {
+    fail(`expected two ValidatingAdmissionPolicies and two bindings, got ${policies.length} and ${bindings.length}`);
     return;
   }
-  const p = policies[0];
+  for (const b of bindings) {
+    if (!policies.some((p) => p.metadata.name === b.spec.policyName)) fail(`binding ${b.metadata.name} names no policy`);
+    expectEq(`${b.metadata.name} validationActions`, b.spec.validationActions, ['Deny']);
+  }
+  const forNodes = (p) => p.spec.matchConstraints.resourceRules[0].resources[0] === 'nodes';
+  checkNodeRailsPolicy(policies.find(forNodes), fail, expectEq);
+  const p = policies.find((x) => !forNodes(x));
   const ds = ofKind(docs, 'DaemonSet')[0];
   expectEq('policy apiVersion', p.apiVersion, 'admissionregistration.k8s.io/v1');
   expectEq('policy failurePolicy', p.spec.failurePolicy, 'Fail');

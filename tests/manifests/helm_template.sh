@@ -31,6 +31,16 @@ case $what in
     grep -qx 'kind: ServiceMonitor' "$tmp/a.yaml" || die "serviceMonitor.enabled renders no ServiceMonitor"
     grep -qx 'kind: Service' "$tmp/a.yaml" || die "a ServiceMonitor needs the metrics Service"
     grep -qx -- ' *- --cdi' "$tmp/a.yaml" || die "cdi.enabled does not pass --cdi"
+    # LLDP (rails) off: --no-lldp and no capability; a rail rule reaches the config as `rails`.
+    render "$tmp/l.yaml" --set devicePlugin.lldp.enabled=false
+    "${check[@]}" "$tmp/l.yaml"
+    grep -qx -- ' *- --no-lldp' "$tmp/l.yaml" || die "lldp.enabled=false does not pass --no-lldp"
+    ! grep -q 'add: \[NET_RAW\]' "$tmp/l.yaml" || die "lldp.enabled=false still adds NET_RAW"
+    render "$tmp/r.yaml" --set devicePlugin.lldp.rails.match='leaf-([0-9]+)' \
+      --set devicePlugin.lldp.rails.rail='rail-$1'
+    "${check[@]}" "$tmp/r.yaml"
+    grep -q '"rails": {' "$tmp/r.yaml" || die "devicePlugin.lldp.rails is not in the config"
+    grep -q 'add: \[NET_RAW\]' "$tmp/r.yaml" || die "lldp on by default adds no NET_RAW"
     # The per-pod series' own namespace and pod labels survive the scrape.
     grep -qx ' *honorLabels: true' "$tmp/a.yaml" || die "the ServiceMonitor does not honor labels"
 

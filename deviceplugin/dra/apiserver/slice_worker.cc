@@ -12,6 +12,7 @@ namespace rdmanet::dp {
 SliceWorker::SliceWorker(kube::KubeClient& client, dra::PublisherOptions options,
                          std::filesystem::path sysfs_root, const Clock& clock)
     : client_(client),
+      node_name_(options.node_name),
       publisher_(client, std::move(options)),
       sysfs_(std::move(sysfs_root)),
       clock_(clock),
@@ -91,6 +92,7 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
     log->info("ResourceSlices: {} devices in {} slice(s), generation {}", published, r->slices,
               r->generation);
   }
+  syncRails(snap);
   status_.published_version = snap.version;
   status_.generation = r->generation;
   status_.taints_dropped = publisher_.taintsDropped();
@@ -119,6 +121,20 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
         dra::kPartitionableDevicesGate);
   }
   return true;
+}
+
+void SliceWorker::syncRails(const DeviceSnapshot& snap) {
+  RailSummary rails = railSummary(snap);
+  if (rails_written_ == rails) return;
+  auto log = logger(Component::kKubelet);
+  if (auto st = writeNodeRails(client_, node_name_, rails); !st.ok()) {
+    if (st.error().msg != rails_error_) log->warn("node rails: {}", st.error().msg);
+    rails_error_ = st.error().msg;
+    return;
+  }
+  log->info("node {}: {} rail(s) on its labels", node_name_, rails.size());
+  rails_error_.clear();
+  rails_written_ = std::move(rails);
 }
 
 }  // namespace rdmanet::dp

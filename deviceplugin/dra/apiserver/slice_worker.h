@@ -18,6 +18,7 @@
 //   foreign change can stand.
 // - When the API server drops device taints (DRADeviceTaints off) or allowMultipleAllocations
 //   (DRAConsumableCapacity off), that is logged once, naming the gate.
+// - After a publish, the node's rail labels and annotation follow the snapshot (node_rails.h).
 // - It runs on a Worker (common/os/worker.h). Retries and resyncs wait on the injected clock, and
 //   so do the client's own backoffs when it was given the same clock; tests advance a FakeClock.
 // - Destruction is bounded: it cancels the client, which ends a publish in flight (its request
@@ -34,6 +35,7 @@
 #include "common/base/sysfs.h"
 #include "common/kube/client.h"
 #include "common/os/worker.h"
+#include "deviceplugin/dra/apiserver/node_rails.h"
 #include "deviceplugin/dra/apiserver/slice_publisher.h"
 #include "deviceplugin/dra/device_publisher.h"
 
@@ -70,8 +72,12 @@ class SliceWorker final : public DevicePublisher {
   std::optional<Clock::time_point> runOnce(const std::atomic<bool>& quit);
   // One publish of `snap`: logs what an operator needs, updates status_. True on success.
   bool attempt(const DeviceSnapshot& snap, bool allow_multiple, const std::atomic<bool>& quit);
+  // Writes the node's rail labels when they changed (node_rails.h). A failure does not fail the
+  // publish: it is logged once and tried again on the next publish or resync.
+  void syncRails(const DeviceSnapshot& snap);
 
   kube::KubeClient& client_;
+  std::string node_name_;
   dra::SlicePublisher publisher_;
   Sysfs sysfs_;
   const Clock& clock_;
@@ -86,6 +92,10 @@ class SliceWorker final : public DevicePublisher {
   // Also the thread's own: what attempt() logged last.
   std::string last_error_;
   bool taints_logged_ = false, multi_logged_ = false, partitions_logged_ = false;
+  // The node's rails as last written (node_rails.h), nullopt until a write succeeded; and why the
+  // last write failed, logged once.
+  std::optional<RailSummary> rails_written_;
+  std::string rails_error_;
   Worker worker_;  // last: its thread may start on the members above at once
 };
 

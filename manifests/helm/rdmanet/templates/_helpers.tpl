@@ -64,7 +64,12 @@ app.kubernetes.io/part-of: rdmanet
 {{- end -}}
 {{- $pools = append $pools $p -}}
 {{- end -}}
-{{- dict "resourcePrefix" .Values.devicePlugin.resourcePrefix "resourceList" $pools | toPrettyJson -}}
+{{- $cfg := dict "resourcePrefix" .Values.devicePlugin.resourcePrefix "resourceList" $pools -}}
+{{- $lldp := default dict .Values.devicePlugin.lldp -}}
+{{- if $lldp.rails -}}
+{{- $_ := set $cfg "rails" $lldp.rails -}}
+{{- end -}}
+{{- $cfg | toPrettyJson -}}
 {{- end -}}
 
 {{/*
