@@ -84,6 +84,23 @@ class MetadataPrepareTest : public ::testing::Test {
         claims_, state_);
   }
   fs::path hostFile() const { return meta_ / kUid / "nic" / "metadata.json"; }
+  // The first object of the stream in hostFile(), as a json.Decoder reads it.
+  json firstObject() const {
+    std::istringstream in(readText(hostFile()));
+    json first;
+    in >> first;
+    return first;
+  }
+  // A reboot: the CDI dir (a tmpfs) and, here, the metadata file gone; the daemon started again
+  // and, once it knows the devices, restoring the specs.
+  std::unique_ptr<ClaimPreparer> rebootAndRestore() {
+    fs::remove_all(cdi_);
+    fs::remove(hostFile());
+    auto again = makePreparer();
+    EXPECT_TRUE(again->start().ok());
+    again->restoreSpecs();
+    return again;
+  }
   fs::path specFile() const {
     return cdi_ / (std::string(kDriver) + "_metadata_" + kUid + "_nic.json");
   }
@@ -115,9 +132,7 @@ TEST_F(MetadataPrepareTest, PrepareWritesTheFileAndTheContainerGetsItsMount) {
   EXPECT_TRUE(view.missing_mount_sources.empty());
   EXPECT_TRUE(view.mounts.contains(kContainerFile));
   // The file names the VF's PCI address; a container's non-root user can read it.
-  std::istringstream in(readText(hostFile()));
-  json first;
-  in >> first;
+  const json first = firstObject();
   EXPECT_EQ(first["apiVersion"], "metadata.resource.k8s.io/v1beta1");
   EXPECT_EQ(
       first["requests"][0]["devices"][0]["attributes"]["resource.kubernetes.io/pciBusID"]["string"],
@@ -182,11 +197,7 @@ TEST_F(MetadataPrepareTest, AfterARebootTheSpecsAreWrittenAgainAndTheFileTooWhen
   auto p = preparer_->prepare(kRef);
   ASSERT_TRUE(p.ok());
   const std::string content = readText(hostFile());
-  fs::remove_all(cdi_);
-  fs::remove(hostFile());
-  auto again = makePreparer();
-  ASSERT_TRUE(again->start().ok());
-  again->restoreSpecs();
+  auto again = rebootAndRestore();
   EXPECT_EQ(readText(hostFile()), content);
   const auto view = testing::applyCdi(cdi_, p->devices[0].cdi_device_ids);
   EXPECT_TRUE(view.unresolved.empty());
@@ -195,6 +206,18 @@ TEST_F(MetadataPrepareTest, AfterARebootTheSpecsAreWrittenAgainAndTheFileTooWhen
   fs::remove(specFile());
   ASSERT_TRUE(again->prepare(kRef).ok());
   EXPECT_TRUE(fs::exists(specFile()));
+}
+
+TEST_F(MetadataPrepareTest, ASubrequestIsNamedInTheFileUnderItsRequestsPath) {
+  json doc = claimDoc(dev_);
+  doc["status"]["allocation"]["devices"]["results"][0]["request"] = "nic/fast";
+  claims_.claims["nic-claim"] = doc;
+  ASSERT_TRUE(preparer_->prepare(kRef).ok());
+  const std::string content = readText(hostFile());
+  EXPECT_EQ(firstObject()["requests"][0]["name"], "nic/fast");
+  // Rendered again from the checkpoint after a reboot: the same file.
+  rebootAndRestore();
+  EXPECT_EQ(readText(hostFile()), content);
 }
 
 TEST_F(MetadataPrepareTest, TheStartUpSweepRemovesWhatNoPreparedClaimOwns) {
