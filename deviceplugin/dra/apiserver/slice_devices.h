@@ -1,8 +1,9 @@
 #pragma once
 // What the DRA front publishes for each of its devices in the node's ResourceSlices: the
 // standard attributes (standard_attributes.h: pcieRoot, pciBusID, numaNode, Multus deviceID and
-// resourceName), rdmanet's own under rdmanet.io/, the unhealthy taint, and allowMultipleAllocations
-// for a shared pool's PF when enabled.
+// resourceName), rdmanet's own under rdmanet.io/ (dra/device_attributes.h, which a container's
+// device metadata carries too), the unhealthy taint, and allowMultipleAllocations for a shared
+// pool's PF when enabled.
 //
 //   rdmanet.io/pool              string  the core pool, "rdma/vf"
 //   rdmanet.io/pfName            string  the PF's netdev (a VF's PF, or the function itself)

@@ -84,7 +84,7 @@ int sweepClaimMetadata(const MetadataPlace& at, const std::set<std::string>& own
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(at.dir, ec)) {
     const std::string uid = e.path().filename().string();
-    if (!isValidClaimUid(uid)) continue;  // not ours to judge
+    if (!isValidClaimUid(uid) || e.is_symlink(ec)) continue;  // not ours to judge
     if (!owned.contains(uid)) {
       orphans.insert(uid);
       continue;

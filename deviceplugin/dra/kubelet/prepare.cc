@@ -71,7 +71,7 @@ MetadataPlace ClaimPreparer::metadataPlace() const {
 bool ClaimPreparer::onDisk(const PreparedClaim& c) const {
   std::error_code ec;
   if (!fs::exists(c.cdi_spec, ec)) return false;
-  if (!c.device_metadata) return true;
+  if (!c.device_metadata || opts_.metadata_dir.empty()) return true;
   std::set<std::string> requests;
   for (const PreparedDevice& d : c.devices)
     requests.insert(d.request_names.begin(), d.request_names.end());
