@@ -29,6 +29,14 @@ Result<ObjectMeta> decodeObjectMeta(const json& obj, std::string_view path) {
   RDMANET_RETURN_IF_ERROR(opt("name", out.name));
   RDMANET_RETURN_IF_ERROR(opt("namespace", out.ns));
   RDMANET_RETURN_IF_ERROR(opt("uid", out.uid));
+  const std::string notes_at = memberPath(at, "annotations");
+  RDMANET_ASSIGN_OR_RETURN(const json* notes, optObject(*meta, "annotations", notes_at));
+  if (notes != nullptr) {
+    for (const auto& [key, value] : notes->items()) {
+      if (!value.is_string()) return jsonTypeError(memberPath(notes_at, key), "a string");
+      out.annotations[key] = value.get<std::string>();
+    }
+  }
   const std::string refs_at = memberPath(at, "ownerReferences");
   RDMANET_ASSIGN_OR_RETURN(const json* refs, optArray(*meta, "ownerReferences", refs_at));
   if (refs == nullptr) return out;

@@ -2,6 +2,7 @@
 // The metadata every Kubernetes object has (metav1.ObjectMeta), as far as rdmanet reads it, and
 // its decoding, shared by the object views (resource_claim.h, resource_slice.h).
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@ struct ObjectMeta {
   std::string name{};  // absent: "" (so are the other strings)
   std::string ns{};    // namespace
   std::string uid{};
+  std::map<std::string, std::string> annotations{};
   std::vector<OwnerReference> owner_references{};
 };
 

@@ -49,6 +49,7 @@ Result<DraWiring> makeDraWiring(const Flags& flags, const char* env_node_name, c
                       .node = node,
                       .cdi_dir = flags.cdi_dir,
                       .pod_devices_dir = flags.dra_pod_devices_dir,
+                      .device_metadata = flags.dra_device_metadata,
                       .allow_multiple_allocations = flags.dra_allow_multiple_allocations},
       DraFrontDeps{.clock = &clock,
                    .claims = w.claims.get(),

@@ -154,6 +154,10 @@ void defineFlags(CLI::App& app, Flags& f) {
   pathOption(
       app, "--kubeconfig", [&f](const std::string& v) { f.kubeconfig = v; },
       "API server access for --api dra (default: the pod's service account)", "FILE");
+  app.add_flag("--dra-device-metadata,!--no-dra-device-metadata", f.dra_device_metadata,
+               "with --api dra: give each container a file naming its claimed devices\n"
+               "and their attributes (KEP-5304), /var/run/kubernetes.io/\n"
+               "dra-device-attributes/...; on by default, --no-dra-device-metadata: off");
   app.add_flag("--dra-allow-multiple-allocations", f.dra_allow_multiple_allocations,
                "publish shared pools' PFs with allowMultipleAllocations (KEP-5075;\n"
                "needs the DRAConsumableCapacity feature gate on the cluster)");

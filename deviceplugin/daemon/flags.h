@@ -44,6 +44,10 @@ struct Flags {
   // Where prepare records each pod's claimed devices for the CNI (dra/kubelet/pod_devices.h); none
   // when empty.
   std::filesystem::path dra_pod_devices_dir{};
+  // Device metadata for the container (KEP-5304, dra/kubelet/device_metadata.h). On by default:
+  // it is a read-only file bind-mounted by CDI, which every runtime that runs DRA devices
+  // applies whatever the Kubernetes version, and a container that does not read it is unchanged.
+  bool dra_device_metadata = true;
 };
 
 // Error 7 naming the flag for an unknown flag, a missing value or a bad value.

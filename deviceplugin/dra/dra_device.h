@@ -47,6 +47,9 @@ inline constexpr size_t kMaxConsumptionsPerDevice = 2;
 inline constexpr std::string_view kAttrPcieRoot = "resource.kubernetes.io/pcieRoot";
 inline constexpr std::string_view kAttrPciBusId = "resource.kubernetes.io/pciBusID";
 inline constexpr std::string_view kAttrNumaNode = "resource.kubernetes.io/numaNode";
+// Multus's DRA support reads these.
+inline constexpr std::string_view kAttrMultusDeviceId = "k8s.cni.cncf.io/deviceID";
+inline constexpr std::string_view kAttrMultusResourceName = "k8s.cni.cncf.io/resourceName";
 // A port's bandwidth in bit/s: the counter a PF's counter set holds and each of its VFs consumes
 // (KEP-4815), and the capacity a device states.
 inline constexpr std::string_view kBandwidthCounter = "bandwidth";

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "common/kube/names.h"
+#include "deviceplugin/dra/kubelet/device_metadata.h"
 #include "deviceplugin/logging.h"
 
 namespace rdmanet::dp {
@@ -52,6 +53,8 @@ DraFront::DraFront(DraFrontOptions opts, DraFrontDeps deps)
                  .cdi_dir = opts_.cdi_dir,
                  .checkpoint = opts_.kubelet_dir / "plugins" / opts_.driver / "checkpoint.json",
                  .pod_devices_dir = opts_.pod_devices_dir,
+                 .metadata_dir = opts_.kubelet_dir / "plugins" / opts_.driver / kMetadataSubdir,
+                 .device_metadata = opts_.device_metadata,
                  .clock = deps.clock},
                 *deps.claims, state_),
       reported_(preparer_, opts_.driver,

@@ -56,6 +56,8 @@ struct DraFrontOptions {
   std::string node{};  // required: the DRA pool name
   std::filesystem::path cdi_dir = "/var/run/cdi";
   std::filesystem::path pod_devices_dir{};  // PreparerOptions::pod_devices_dir
+  // PreparerOptions::device_metadata; the files go under pluginDir()/dra-device-metadata.
+  bool device_metadata = true;
   bool allow_multiple_allocations = false;
   std::chrono::milliseconds health_resend{std::chrono::seconds(10)};
 };

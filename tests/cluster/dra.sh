@@ -170,6 +170,31 @@ for r in json.load(sys.stdin)["status"]["allocation"]["devices"]["results"]:
 ' "$2"
 }
 nic_request="[{name: nic, exactly: {deviceClassName: $nic_class}}]"
+# Device metadata (KEP-5304, issue 32 section 5): where a container reads its request's file, as
+# upstream's readers build the path (k8s.io/dynamic-resource-allocation/api/metadata): under
+# resourceclaimtemplates/<pod claim name>/ for a template's claim ("devs" in workload_pod), under
+# resourceclaims/<claim>/ for a claim the pod names.
+meta_dir=/var/run/kubernetes.io/dra-device-attributes
+# metadata_of POD FILE: "<apiVersion,...> <claim name> <request> <pciBusID,...>" of the metadata
+# file FILE as POD's container reads it: a stream of JSON objects, read as upstream's decoder
+# reads it (one object after the other), the names from the first.
+metadata_of() {
+  pod_exec "$1" cat "$2" | /usr/bin/python3 -c '
+import json, sys
+text, objs, i, dec = sys.stdin.read(), [], 0, json.JSONDecoder()
+while True:
+    while i < len(text) and text[i].isspace():
+        i += 1
+    if i == len(text):
+        break
+    o, i = dec.raw_decode(text, i)
+    objs.append(o)
+req = objs[0]["requests"][0]
+print(",".join(o["apiVersion"] for o in objs), objs[0]["metadata"]["name"], req["name"],
+      ",".join(d["attributes"]["resource.kubernetes.io/pciBusID"]["string"] for d in req["devices"]))
+'
+}
+meta_versions=metadata.resource.k8s.io/v1beta1,metadata.resource.k8s.io/v1alpha1
 
 # --- Issue 32, section 4: rails from LLDP. Two real LLDP senders (Debian's lldpd) on the switch
 # side of the simulated node's veths: "leaf-a" on the ports ending in f0, "leaf-b" on those
@@ -295,11 +320,20 @@ eq "the VF of nic-1's claim" "$(slice_devices | awk -v d="$dev" '$1 == d {print 
 check_eth1 nic-1 "$pci" no
 pod_exec nic-1 test -s "/var/run/rdmanet/$pci/rdmanet.env" || fail "nic-1 lacks its pod info"
 check_pod_in_map nic-1 "$pci"
+# Its device metadata names the VF; on the node the file is 0644 (a container's non-root user
+# reads it) under the daemon's plugin dir, and unprepare removes it.
+nic1_claim=$(kc -n "$ns" get pod nic-1 -o 'jsonpath={.status.resourceClaimStatuses[0].resourceClaimName}')
+eq "nic-1's device metadata" "$meta_versions $nic1_claim nic $pci" \
+  "$(metadata_of nic-1 "$meta_dir/resourceclaimtemplates/devs/nic/$driver-metadata.json")"
+nic1_uid=$(kc -n "$ns" get resourceclaim "$nic1_claim" -o 'jsonpath={.metadata.uid}')
+nic1_meta=$kubelet_dir/plugins/$driver/dra-device-metadata/$nic1_uid
+eq "mode of nic-1's metadata file on the node" 644 "$(stat -c %a "$nic1_meta/nic/metadata.json")"
 delete_claim_pod nic-1
+wait_until 30 "nic-1's device metadata removed by unprepare" test ! -e "$nic1_meta"
 wait_until 30 "nic-1's series gone from /metrics" pod_gone_from_map nic-1
 wait_until 30 "$pci's netdev back on the host" test -n "$(host_netdev_of "$pci")"
 [[ -n $(host_netdev_of "$pci") ]] || fail "$pci's netdev did not come back"
-ok "a claim's VF $pci: CDI env, device nodes and pod info in the container, eth1 through Multus"
+ok "a claim's VF $pci: CDI env, device nodes, pod info and device metadata in the container, eth1 through Multus"
 
 # --- Issue 32, section 1: the claim's status.devices entry for its VF carries eth1's network data
 # (interface, IP, MAC) and a Ready condition, in the pod's own namespace: the CNI reports what
@@ -322,6 +356,10 @@ nd_dev=$(kc -n "$ns" get resourceclaim netdata \
   -o "jsonpath={.status.allocation.devices.results[?(@.driver==\"$driver\")].device}")
 [[ -n $nd_dev ]] || fail "the claim netdata has no device of $driver"
 nd_mac=$(pod_exec netdata cat /sys/class/net/eth1/address)
+# A claim the pod names: its device metadata is under the claim's own name.
+eq "netdata's device metadata" \
+  "$meta_versions netdata nic $(slice_devices | awk -v d="$nd_dev" '$1 == d {print $2}')" \
+  "$(metadata_of netdata "$meta_dir/resourceclaims/netdata/nic/$driver-metadata.json")"
 nd_ip=$(pod_exec netdata ip -4 -o addr show dev eth1 | awk '{print $4}')
 [[ -n $nd_ip ]] || fail "netdata's eth1 has no IPv4 address"
 # net_entry: our entry of the claim's status.devices, read from `kubectl get -o yaml`, as

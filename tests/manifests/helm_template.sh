@@ -106,6 +106,11 @@ case $what in
     grep -qx ' *- name: NODE_NAME' "$tmp/n.yaml" && grep -qx ' *- name: NODE_IP' "$tmp/n.yaml" ||
       die "api: dra with metricsBindNodeIP lacks NODE_NAME or NODE_IP"
     ! grep -q -- '--dra-allow-multiple-allocations' "$tmp/a.yaml" || die "KEP-5075 is on by default"
+    # Device metadata (KEP-5304): on by default (the daemon's default), off on request.
+    ! grep -q -- '--no-dra-device-metadata' "$tmp/a.yaml" || die "device metadata is off by default"
+    render "$tmp/nometa.yaml" --set api=dra --set dra.deviceMetadata=false
+    grep -qx -- ' *- --no-dra-device-metadata' "$tmp/nometa.yaml" ||
+      die "dra.deviceMetadata=false does not pass --no-dra-device-metadata"
     # The admission policy that binds slice writes to the daemon's node: on by default, off on
     # request (a cluster with an equivalent of its own).
     render "$tmp/nopolicy.yaml" --set api=dra --set dra.admissionPolicy.enabled=false

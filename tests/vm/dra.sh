@@ -120,15 +120,26 @@ t_eq "the CDI spec names exactly rxd1's uverbs and rdma_cm" \
   "$(jq -r '[.devices[].containerEdits.deviceNodes[].hostPath] | sort | join(" ")' "$spec")" \
   "$(printf '%s\n' "$uverbs" /dev/infiniband/rdma_cm | sort | xargs)"
 # The device names two CDI devices of the spec: its own (the nodes) and its request's (the env
-# over all of the request's devices).
-t_eq "the claim's device names its own CDI device and its request's" \
+# over all of the request's devices); and, as the request's first device, the CDI device of the
+# request's device metadata (KEP-5304), from a spec of its own.
+meta_spec=$DEMO_WORK/cdi/${driver}_metadata_${uid}_nic.json
+t_eq "the claim's device names its own CDI device, its request's and its device metadata's" \
   "$(jq -r --arg u "$uid" '.claims[$u].devices[0].cdi_device_ids | join(" ")' <<<"$prep")" \
-  "$(jq -r '.kind as $k | [.devices[] | $k + "=" + .name] | join(" ")' "$spec")"
+  "$(jq -r '.kind as $k | [.devices[] | $k + "=" + .name] | join(" ")' "$spec" "$meta_spec" |
+    xargs)"
+# The metadata file that spec mounts: a stream whose first object names rxd1's PCI address.
+meta_file=$DEMO_WORK/kubelet/plugins/$driver/dra-device-metadata/$uid/nic/metadata.json
+t_eq "the device metadata names the claimed VF's PCI address" \
+  "$(jq -rs '.[0].requests[0].devices[0].attributes["resource.kubernetes.io/pciBusID"].string' \
+    "$meta_file")" "$claimed_id"
+t_eq "the metadata spec mounts that file" \
+  "$(jq -r '.devices[0].containerEdits.mounts[0].hostPath' "$meta_spec")" "$meta_file"
 t_match "the request's env names rxd1 for NCCL" '^NCCL_IB_HCA=.*rxd1' \
   "$(jq -r --arg u "$uid" '.devices[] | select(.name == $u + "_nic") | .containerEdits.env[]' \
     "$spec")"
 
 t_run "unprepare" dra_kubelet unprepare vm "$uid" nic
 t_eq "no CDI file left" "$(find "$DEMO_WORK/cdi" -type f | wc -l)" 0
+t_run "no device metadata left" test ! -e "$(dirname "$(dirname "$meta_file")")"
 step "done"
 t_done

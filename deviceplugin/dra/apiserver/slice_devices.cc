@@ -4,6 +4,7 @@
 
 #include "common/kube/quantity.h"
 #include "deviceplugin/dra/apiserver/standard_attributes.h"
+#include "deviceplugin/dra/device_attributes.h"
 
 namespace rdmanet::dp {
 namespace {
@@ -28,37 +29,9 @@ std::optional<Partition> partitionOf(const PoolDevice& p, const PoolConfig& pool
 Result<dra::DraDevice> sliceDevice(const Sysfs& sysfs, const NodeDevice& d, const PoolConfig& pool,
                                    bool allow_multiple_allocations) {
   const PoolDevice& p = d.device;
-  dra::DraDevice out{.name = d.name};
+  // rdmanet's attributes first, then the standard ones that read sysfs (pcieRoot, numaNode).
+  dra::DraDevice out{.name = d.name, .attributes = deviceAttributes(d, pool)};
   RDMANET_RETURN_IF_ERROR(dra::addStandardAttributes(sysfs, p.pci, pool.fullName(), out));
-  auto str = [&](const char* key, const std::string& v) {
-    if (!v.empty()) out.attributes[key] = v;
-  };
-  str("rdmanet.io/pool", pool.fullName());
-  str("rdmanet.io/pfName", p.pf ? p.pf_netdev : p.netdev);
-  str("rdmanet.io/pfPciAddress", p.pfAddress().str());
-  if (p.vf_index) out.attributes["rdmanet.io/vfIndex"] = int64_t{*p.vf_index};
-  str("rdmanet.io/rdmaDevice", p.rdma_device);
-  str("rdmanet.io/netdev", p.netdev);
-  str("rdmanet.io/linkType", p.link_type);
-  if (pool.lossless && pool.lossless->priority) {
-    out.attributes["rdmanet.io/losslessPriority"] = int64_t{*pool.lossless->priority};
-  }
-  if (pool.lossless && pool.lossless->dscp) {
-    out.attributes["rdmanet.io/losslessDscp"] = int64_t{*pool.lossless->dscp};
-  }
-  if (p.gpu_distance) str("rdmanet.io/gpuDistance", std::string(distanceName(*p.gpu_distance)));
-  // The switch port the device's port is cabled to (LLDP) and its rail: what a claim selects to
-  // keep a job on one rail. A value longer than the API allows is left out rather than cut, so
-  // that a selector never matches a truncated name.
-  auto fits = [&](const char* key, const std::string& v) {
-    if (v.size() <= dra::kMaxAttributeValueLength) str(key, v);
-  };
-  fits("rdmanet.io/rail", p.rail);
-  if (p.neighbor) {
-    fits("rdmanet.io/switchName", p.neighbor->system_name);
-    fits("rdmanet.io/switchChassisId", p.neighbor->chassis_id);
-    fits("rdmanet.io/switchPortId", p.neighbor->port_id);
-  }
   if (!p.healthy) out.taints.push_back({.key = std::string(dra::kUnhealthyTaintKey)});
   out.allow_multiple_allocations = d.shareable && allow_multiple_allocations;
   // A shared PF many claims take: its link speed as consumable capacity (KEP-5075), of which a

@@ -1,8 +1,9 @@
 #pragma once
 // What the DRA front publishes for each of its devices in the node's ResourceSlices: the
 // standard attributes (standard_attributes.h: pcieRoot, pciBusID, numaNode, Multus deviceID and
-// resourceName), rdmanet's own under rdmanet.io/, the unhealthy taint, and allowMultipleAllocations
-// for a shared pool's PF when enabled.
+// resourceName), rdmanet's own under rdmanet.io/ (dra/device_attributes.h, which a container's
+// device metadata carries too), the unhealthy taint, and allowMultipleAllocations for a shared
+// pool's PF when enabled.
 //
 //   rdmanet.io/pool              string  the core pool, "rdma/vf"
 //   rdmanet.io/pfName            string  the PF's netdev (a VF's PF, or the function itself)
@@ -15,6 +16,10 @@
 //   rdmanet.io/losslessPriority  int     the pool's PFC priority
 //   rdmanet.io/losslessDscp      int     the DSCP mapped to it
 //   rdmanet.io/gpuDistance       string  PIX/PXB/PHB/NODE/SYS to the nearest GPU
+//   rdmanet.io/rail              string  the rail of its port's LLDP neighbour (rail_rule.h)
+//   rdmanet.io/switchName        string  that neighbour's system name
+//   rdmanet.io/switchChassisId   string  its chassis ID, as text (lldp_frame.h)
+//   rdmanet.io/switchPortId      string  the switch port's ID
 // Attributes whose value is unknown are left out rather than sent empty.
 //
 // Bandwidth (KEP-4815), for a VF of a pool with `vfBandwidthMbps` whose PF's link speed is

@@ -17,9 +17,6 @@
 
 namespace rdmanet::dra {
 
-inline constexpr std::string_view kAttrMultusDeviceId = "k8s.cni.cncf.io/deviceID";
-inline constexpr std::string_view kAttrMultusResourceName = "k8s.cni.cncf.io/resourceName";
-
 // Adds the attributes above to `device` (replacing same-named ones). Errors from pcieRoot()
 // (100: no such function, 7: an odd sysfs link); nothing is added then.
 Status addStandardAttributes(const Sysfs& sysfs, const PciAddress& addr,

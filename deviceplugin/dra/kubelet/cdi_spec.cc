@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/os/make_dirs.h"
+#include "deviceplugin/dra/kubelet/claim_allocation.h"
 
 namespace rdmanet::dp {
 
@@ -47,6 +48,21 @@ Status removeClaimCdiSpec(const fs::path& file) {
                       fmt::format("cannot remove {}", file.string()));
   }
   return okStatus();
+}
+
+int sweepClaimSpecs(const fs::path& cdi_dir, const std::set<std::string>& owned) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(cdi_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    constexpr std::string_view kPrefix = "rdmanet.io-rdma_", kSuffix = ".json";
+    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) continue;
+    const std::string uid =
+        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+    if (!isValidClaimUid(uid) || claimSpecFileName(uid) != name || owned.contains(uid)) continue;
+    if (removeClaimCdiSpec(e.path()).ok()) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace rdmanet::dp

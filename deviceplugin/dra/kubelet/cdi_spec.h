@@ -24,6 +24,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,5 +48,8 @@ nlohmann::json claimCdiSpec(const std::vector<CdiDevice>& devices);
 Status writeClaimCdiSpec(const std::filesystem::path& file, const std::vector<CdiDevice>& devices);
 // A missing file is success (unprepare is idempotent). Error 5 when it cannot be removed.
 Status removeClaimCdiSpec(const std::filesystem::path& file);
+// Removes the claim specs in `cdi_dir` of claims not in `owned` (UIDs); returns how many. Never
+// fails: what cannot be removed now is left for the next start.
+int sweepClaimSpecs(const std::filesystem::path& cdi_dir, const std::set<std::string>& owned);
 
 }  // namespace rdmanet::dp

@@ -38,6 +38,7 @@ json toJson(const PreparedClaim& c) {
                 {"cdiDeviceIDs", d.cdi_device_ids}};
     if (d.admin_access) dev["adminAccess"] = true;
     if (d.max_tx_rate_mbps) dev["maxTxRateMbps"] = *d.max_tx_rate_mbps;
+    if (!d.subrequest.empty()) dev["subrequest"] = d.subrequest;
     devs.push_back(std::move(dev));
   }
   json out = {{"namespace", c.ref.ns},
@@ -46,6 +47,8 @@ json toJson(const PreparedClaim& c) {
               {"devices", devs}};
   if (!c.pods.empty()) out["pods"] = c.pods;
   if (c.pod_owned) out["podOwned"] = true;
+  if (c.device_metadata) out["deviceMetadata"] = true;
+  if (c.pod_claim_name) out["podClaimName"] = *c.pod_claim_name;
   return out;
 }
 
@@ -63,10 +66,13 @@ Result<PreparedClaim> fromJson(const std::string& uid, const json& j) {
                          .device_name = d.at("deviceName").get<std::string>(),
                          .cdi_device_ids = d.at("cdiDeviceIDs").get<std::vector<std::string>>(),
                          .admin_access = d.value("adminAccess", false),
-                         .max_tx_rate_mbps = rate});
+                         .max_tx_rate_mbps = rate,
+                         .subrequest = d.value("subrequest", std::string())});
   }
   if (j.contains("pods")) c.pods = j.at("pods").get<std::vector<std::string>>();
   c.pod_owned = j.value("podOwned", false);
+  c.device_metadata = j.value("deviceMetadata", false);
+  if (j.contains("podClaimName")) c.pod_claim_name = j.at("podClaimName").get<std::string>();
   return c;
 }
 

@@ -37,6 +37,9 @@ struct PreparedDevice {
   // for this request, summed), which the pod record carries; "maxTxRateMbps" when set. Absent
   // from older checkpoints: none.
   std::optional<int64_t> max_tx_rate_mbps{};
+  // The subrequest of a prioritized list its results were for ("alt" of "nic/alt"), which the
+  // device metadata names; "subrequest" when set. Absent from older checkpoints: none.
+  std::string subrequest{};
   bool operator==(const PreparedDevice&) const = default;
 };
 
@@ -50,6 +53,12 @@ struct PreparedClaim {
   // Made for one pod from its ResourceClaimTemplate (a Pod controls it): never shared, so its
   // reservations are not read again. "podOwned" when true; absent from older checkpoints.
   bool pod_owned = false;
+  // Prepared with device metadata (device_metadata.h), which is then restored and removed with
+  // the spec; "deviceMetadata" when true. The pod's name for a claim made from its template
+  // (its resource.kubernetes.io/pod-claim-name annotation), which the metadata's path in the
+  // container follows; "podClaimName" when set. Both absent from older checkpoints.
+  bool device_metadata = false;
+  std::optional<std::string> pod_claim_name{};
 };
 
 class ClaimCheckpoint {

@@ -9,9 +9,12 @@
 // Per allocated device: its char devices plus rdma_cm (and pod-info mount), the device plugin's
 // Allocate for that device alone (buildAllocation); per request, the env (PCIDEVICE_*, NCCL
 // hints) over all of the request's devices (request_env.h), since they go to the same containers.
-// Each returned device names both CDI devices (cdi_spec.h says why).
+// Each returned device names both CDI devices (cdi_spec.h says why). With device metadata
+// (device_metadata.h), each request also gets its metadata file and the CDI device that mounts
+// it, whose ID the request's first device names as well.
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,7 @@
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
 #include "deviceplugin/dra/kubelet/claim_allocation.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
+#include "deviceplugin/dra/kubelet/device_metadata.h"
 #include "deviceplugin/dra/node_devices.h"
 
 namespace rdmanet::dp {
@@ -27,15 +31,19 @@ struct RenderOptions {
   std::string driver{};  // for messages
   std::string node{};    // the DRA pool name
   std::filesystem::path cdi_dir{};
+  // Device metadata: where the files go (<plugin dir>/dra-device-metadata); none when empty.
+  std::filesystem::path metadata_dir{};
+  std::optional<std::string> pod_claim_name{};  // the metadata's MetadataClaim::pod_claim_name
 };
 
 struct RenderedClaim {
   PreparedClaim prepared{};
   std::vector<CdiDevice> cdi{};  // the spec's devices, for writeClaimCdiSpec(prepared.cdi_spec)
+  std::vector<RequestMetadata> metadata{};  // per request, for writeClaimMetadata
 };
 
 // Error 100 for a device that is not in `inv`; request_env's and buildAllocation's errors (11 for
-// an unhealthy device) as they come.
+// an unhealthy device) and renderRequestMetadata's (7 for a name unfit for a path) as they come.
 Result<RenderedClaim> renderClaim(const ClaimRef& ref, const std::vector<AllocatedDevice>& results,
                                   const DeviceSnapshot& inv, const RenderOptions& opts);
 

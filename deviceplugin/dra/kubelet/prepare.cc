@@ -50,8 +50,32 @@ Status checkRef(const ClaimRef& ref) {
 ClaimPreparer::ClaimPreparer(PreparerOptions opts, ClaimReader& reader, const DeviceState& state)
     : opts_(std::move(opts)), reader_(reader), state_(state), checkpoint_(opts_.checkpoint) {}
 
-RenderOptions ClaimPreparer::renderOptions() const {
-  return {.driver = opts_.driver, .node = opts_.node, .cdi_dir = opts_.cdi_dir};
+RenderOptions ClaimPreparer::renderOptions(const std::optional<std::string>& pod_claim_name) const {
+  return {.driver = opts_.driver,
+          .node = opts_.node,
+          .cdi_dir = opts_.cdi_dir,
+          .metadata_dir = opts_.device_metadata ? opts_.metadata_dir : fs::path(),
+          .pod_claim_name = pod_claim_name};
+}
+
+RenderOptions ClaimPreparer::renderOptions(const PreparedClaim& c) const {
+  RenderOptions o = renderOptions(c.pod_claim_name);
+  o.metadata_dir = c.device_metadata ? opts_.metadata_dir : fs::path();
+  return o;
+}
+
+MetadataPlace ClaimPreparer::metadataPlace() const {
+  return {.dir = opts_.metadata_dir, .cdi_dir = opts_.cdi_dir, .driver = opts_.driver};
+}
+
+bool ClaimPreparer::onDisk(const PreparedClaim& c) const {
+  std::error_code ec;
+  if (!fs::exists(c.cdi_spec, ec)) return false;
+  if (!c.device_metadata || opts_.metadata_dir.empty()) return true;
+  std::set<std::string> requests;
+  for (const PreparedDevice& d : c.devices)
+    requests.insert(d.request_names.begin(), d.request_names.end());
+  return claimMetadataPresent(metadataPlace(), c.ref.uid, {requests.begin(), requests.end()});
 }
 
 Status ClaimPreparer::start() {
@@ -67,20 +91,27 @@ Status ClaimPreparer::start() {
 }
 
 void ClaimPreparer::sweepUnowned() {
-  sweepOrphanSpecs();
+  auto log = logger(Component::kKubelet);
+  std::set<std::string> owned;
+  for (const auto& [uid, c] : checkpoint_.claims()) owned.insert(uid);
+  // A spec, metadata or record no checkpoint entry owns was left by a crash before the
+  // checkpoint write: its prepare never answered kubelet, and nothing will unprepare it.
+  if (const int n = sweepClaimSpecs(opts_.cdi_dir, owned); n > 0) {
+    log->info("removed {} CDI spec(s) in {}: no prepared claim owns them", n,
+              opts_.cdi_dir.string());
+  }
+  if (!opts_.metadata_dir.empty()) {
+    if (const int n = sweepClaimMetadata(metadataPlace(), owned); n > 0) {
+      log->info("removed the device metadata of {} claim(s): no prepared claim owns it", n);
+    }
+  }
+  if (!opts_.pod_devices_dir.empty()) sweepPodDevices(opts_.pod_devices_dir, owned);
   // A daemon killed between creating a spec's or the checkpoint's temp file and its rename left
   // the temp behind (writeFileAtomic's "<file>.rdmanet-tmp.<tid>"), which nothing else removes.
   for (const fs::path& dir : {opts_.cdi_dir, opts_.checkpoint.parent_path()}) {
     if (const int n = sweepAtomicTemps(dir); n > 0) {
-      logger(Component::kKubelet)
-          ->info("removed {} unfinished temp file(s) in {}: a write was cut short", n,
-                 dir.string());
+      log->info("removed {} unfinished temp file(s) in {}: a write was cut short", n, dir.string());
     }
-  }
-  if (!opts_.pod_devices_dir.empty()) {
-    std::set<std::string> prepared;
-    for (const auto& [uid, c] : checkpoint_.claims()) prepared.insert(uid);
-    sweepPodDevices(opts_.pod_devices_dir, prepared);
   }
 }
 
@@ -116,7 +147,8 @@ Status ClaimPreparer::rebuildFromApi(const Deadline& deadline) {
     const std::set<std::string> pods = reservedPods(*claim);
     auto results = ourAllocation(*claim, ref, opts_.driver, opts_.node);
     if (pods.empty() || !results.ok()) continue;
-    auto r = renderClaim(ref, *results, *state_.current().value, renderOptions());
+    auto r =
+        renderClaim(ref, *results, *state_.current().value, renderOptions(podClaimNameOf(*claim)));
     if (r.ok()) r->prepared.pod_owned = ownedByPod(*claim);
     Status st = r.ok() ? commit(*r, pods, {}) : Status(r.error());
     if (st.ok()) {
@@ -137,27 +169,12 @@ Status ClaimPreparer::rebuildFromApi(const Deadline& deadline) {
   return okStatus();
 }
 
-void ClaimPreparer::sweepOrphanSpecs() {
-  // A spec no checkpoint entry owns was left by a crash between the spec write and the
-  // checkpoint write: its prepare never answered kubelet, and nothing will unprepare it.
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(opts_.cdi_dir, ec)) {
-    const std::string name = e.path().filename().string();
-    constexpr std::string_view kPrefix = "rdmanet.io-rdma_", kSuffix = ".json";
-    if (!name.starts_with(kPrefix) || !name.ends_with(kSuffix)) continue;
-    const std::string uid =
-        name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
-    if (!isValidClaimUid(uid) || claimSpecFileName(uid) != name || checkpoint_.find(uid)) continue;
-    if (removeClaimCdiSpec(e.path()).ok()) {
-      logger(Component::kKubelet)->info("removed {}: no prepared claim owns it", e.path().string());
-    }
-  }
-}
-
 Status ClaimPreparer::restoreSpec(const PreparedClaim& c) {
   RDMANET_ASSIGN_OR_RETURN(RenderedClaim r, renderClaim(c.ref, allocationOf(c),
-                                                        *state_.current().value, renderOptions()));
+                                                        *state_.current().value, renderOptions(c)));
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(c.cdi_spec, r.cdi));
+  // The metadata files outlive a reboot (/var/lib), their specs do not: both written again.
+  RDMANET_RETURN_IF_ERROR(writeClaimMetadata(metadataPlace(), c.ref.uid, r.metadata));
   // The pods' device records live on the same tmpfs as the spec: gone with it.
   if (opts_.pod_devices_dir.empty() || c.pods.empty()) return okStatus();
   return writePodDevices(opts_.pod_devices_dir, {c.pods.begin(), c.pods.end()}, c,
@@ -168,8 +185,7 @@ void ClaimPreparer::restoreSpecs() {
   std::lock_guard lk(mu_);
   auto log = logger(Component::kKubelet);
   for (const auto& [uid, c] : checkpoint_.claims()) {
-    std::error_code ec;
-    if (fs::exists(c.cdi_spec, ec)) continue;
+    if (onDisk(c)) continue;
     // After a reboot /var/run/cdi (a tmpfs) is empty while the checkpoint still lists the claim:
     // kubelet would hand the runtime CDI ids whose spec no longer exists.
     if (auto st = restoreSpec(c); st.ok()) {
@@ -197,8 +213,7 @@ size_t ClaimPreparer::preparedCount() const {
 
 Result<PreparedClaim> ClaimPreparer::answerFromCheckpoint(const PreparedClaim& c) {
   // The spec may be gone (a reboot emptied the tmpfs since start-up): make it again first.
-  std::error_code ec;
-  if (!fs::exists(c.cdi_spec, ec)) RDMANET_RETURN_IF_ERROR(restoreSpec(c));
+  if (!onDisk(c)) RDMANET_RETURN_IF_ERROR(restoreSpec(c));
   return c;
 }
 
@@ -251,8 +266,8 @@ Result<PreparedClaim> ClaimPreparer::prepare(const ClaimRef& ref, const Deadline
                                  ref.ns, ref.name));
   }
   if (tooLateToCommit(deadline, *opts_.clock)) return tooLate(ref, "while the claim was read");
-  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r,
-                           renderClaim(ref, results, *state_.current().value, renderOptions()));
+  RDMANET_ASSIGN_OR_RETURN(RenderedClaim r, renderClaim(ref, results, *state_.current().value,
+                                                        renderOptions(podClaimNameOf(claim))));
   r.prepared.pod_owned = ownedByPod(claim);
   RDMANET_RETURN_IF_ERROR(commit(r, reservedPods(claim), deadline));
   return std::move(r.prepared);
@@ -264,24 +279,33 @@ Status ClaimPreparer::commit(RenderedClaim& r, const std::set<std::string>& pods
   // The commit, in this order: the spec, then the checkpoint entry that owns it (unprepare and
   // the start-up sweep find a spec without an entry by its file name).
   RDMANET_RETURN_IF_ERROR(writeClaimCdiSpec(r.prepared.cdi_spec, r.cdi));
-  if (tooLateToCommit(deadline, *opts_.clock)) {
+  // What this commit wrote, removed again when a later step fails: nothing left behind.
+  auto undo = [&] {
+    if (!opts_.pod_devices_dir.empty()) (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
+    if (!r.metadata.empty()) (void)removeClaimMetadata(metadataPlace(), ref.uid);
     (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+  };
+  if (tooLateToCommit(deadline, *opts_.clock)) {
+    undo();
     return tooLate(ref, "while its CDI spec was written");
   }
-  // The pods' device records (pod_devices.h) go between the two: like the spec, a crash before
-  // the checkpoint entry leaves records that the start-up sweep removes (no entry owns them).
+  // The device metadata and the pods' device records (pod_devices.h) go between the two: like
+  // the spec, a crash before the checkpoint entry leaves files that the start-up sweep removes
+  // (no entry owns them).
+  if (auto st = writeClaimMetadata(metadataPlace(), ref.uid, r.metadata); !st.ok()) {
+    undo();
+    return st.error();
+  }
   if (!opts_.pod_devices_dir.empty()) {
     r.prepared.pods.assign(pods.begin(), pods.end());
     if (auto st = writePodDevices(opts_.pod_devices_dir, pods, r.prepared, *state_.current().value);
         !st.ok()) {
-      (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
-      (void)removeClaimCdiSpec(r.prepared.cdi_spec);
+      undo();
       return st.error();
     }
   }
   if (auto st = checkpoint_.put(r.prepared); !st.ok()) {
-    if (!opts_.pod_devices_dir.empty()) (void)removePodDevices(opts_.pod_devices_dir, ref.uid);
-    (void)removeClaimCdiSpec(r.prepared.cdi_spec);  // nothing left behind
+    undo();
     return st.error();
   }
   return okStatus();
@@ -357,6 +381,10 @@ Status ClaimPreparer::unprepare(const ClaimRef& ref) {
   // The UID's own file too: a crash between the spec write and the checkpoint write left it.
   RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(opts_.cdi_dir / claimSpecFileName(ref.uid)));
   if (c) RDMANET_RETURN_IF_ERROR(removeClaimCdiSpec(c->cdi_spec));
+  // By the UID, whether or not the entry says it has any: a crash before the entry left them.
+  if (!opts_.metadata_dir.empty()) {
+    RDMANET_RETURN_IF_ERROR(removeClaimMetadata(metadataPlace(), ref.uid));
+  }
   if (!opts_.pod_devices_dir.empty()) {
     RDMANET_RETURN_IF_ERROR(removePodDevices(opts_.pod_devices_dir, ref.uid));
   }

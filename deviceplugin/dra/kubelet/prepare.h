@@ -9,18 +9,21 @@
 //      driver on this node's pool (claim_allocation.h);
 //   3. render it (claim_render.h): map each result's device to a device of the current
 //      DeviceSnapshot and build the CDI spec, without I/O;
-//   4. commit: write the claim's CDI spec, then checkpoint the claim.
+//   4. commit: write the claim's CDI spec, its device metadata (metadata_files.h), then checkpoint
+//      the claim.
 // Within kubelet's deadline: the GET is bounded by it, and nothing is committed (spec or
 // checkpoint) once it has passed, since kubelet then gives up on the call and may already have
 // unprepared the claim; what a late prepare committed would stay behind for good.
 // unprepare(ref): removes the CDI spec (the checkpointed path, or the one the UID names when the
-// checkpoint never got the claim) and then the checkpoint entry. An unknown claim is success. A
+// checkpoint never got the claim), the device metadata (found by the UID too) and then the
+// checkpoint entry. An unknown claim is success. A
 // prepare of the same claim still in flight is cancelled: it commits nothing. A prepare that
 // starts after the unprepare is not.
 //
-// Converging after a restart or reboot: start() removes rdmanet's CDI specs that no checkpoint
-// entry owns and the temp files of writes a crash cut short; restoreSpecs(), once the devices are
-// known, writes again every checkpointed claim's spec that is gone (/var/run/cdi is a tmpfs on most
+// Converging after a restart or reboot: start() removes rdmanet's CDI specs and device metadata
+// that no checkpoint entry owns and the temp files of writes a crash cut short; restoreSpecs(),
+// once the devices are known, writes again every checkpointed claim's spec (and metadata) that is
+// gone (/var/run/cdi is a tmpfs on most
 // nodes, the checkpoint is not).
 //
 // A claim shared by several pods (status.reservedFor) is prepared once per node: kubelet does not
@@ -53,6 +56,7 @@
 #include "deviceplugin/dra/claim_reader.h"
 #include "deviceplugin/dra/kubelet/claim_checkpoint.h"
 #include "deviceplugin/dra/kubelet/claim_render.h"
+#include "deviceplugin/dra/kubelet/metadata_files.h"
 #include "deviceplugin/dra/kubelet/pod_devices.h"
 #include "deviceplugin/dra/node_devices.h"
 
@@ -65,6 +69,12 @@ struct PreparerOptions {
   std::filesystem::path checkpoint{};  // the checkpoint file
   // Where the pod → device records go (pod_devices.h); none when empty.
   std::filesystem::path pod_devices_dir{};
+  // Device metadata for the container (KEP-5304, device_metadata.h): where its files go
+  // (<plugin dir>/dra-device-metadata; none at all when empty), and whether new prepares write
+  // them. A claim prepared with them keeps them (restored, then removed by its unprepare) however
+  // `device_metadata` is set later; the start-up sweep looks in `metadata_dir` either way.
+  std::filesystem::path metadata_dir{};
+  bool device_metadata = false;
   // Required, and must outlive the preparer: kubelet's deadline is measured on it.
   const Clock* clock = nullptr;
 };
@@ -107,9 +117,13 @@ class ClaimPreparer {
   std::vector<PreparedClaim> preparedClaims() const;
 
  private:
-  RenderOptions renderOptions() const;
-  // All three with mu_ held.
-  void sweepOrphanSpecs();
+  // For a new prepare (`pod_claim_name` from the claim) or a checkpoint entry's.
+  RenderOptions renderOptions(const std::optional<std::string>& pod_claim_name) const;
+  RenderOptions renderOptions(const PreparedClaim& c) const;
+  MetadataPlace metadataPlace() const;
+  // Whether the claim's spec and its metadata, when it has any, are all on disk.
+  bool onDisk(const PreparedClaim& c) const;
+  // Both with mu_ held.
   Status restoreSpec(const PreparedClaim& c);
   Result<PreparedClaim> answerFromCheckpoint(const PreparedClaim& c);
   // Writes the spec, the pods' records, then the checkpoint entry; nothing left on failure.

@@ -18,6 +18,7 @@ json fullClaim() {
   return json::parse(R"({
     "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
     "metadata": {"name": "trainer-0-rdma", "namespace": "ml", "uid": "0b5a-7c1e",
+                 "annotations": {"resource.kubernetes.io/pod-claim-name": "rdma"},
                  "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "trainer-0",
                                       "uid": "9f00", "controller": true}]},
     "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "rdma"}}]}},
@@ -41,6 +42,9 @@ TEST(ResourceClaimViewTest, AFullClaimDecodesToItsFields) {
   EXPECT_EQ(c->metadata.name, "trainer-0-rdma");
   EXPECT_EQ(c->metadata.ns, "ml");
   EXPECT_EQ(c->metadata.uid, "0b5a-7c1e");
+  const std::map<std::string, std::string> notes = {
+      {"resource.kubernetes.io/pod-claim-name", "rdma"}};
+  EXPECT_EQ(c->metadata.annotations, notes);
   ASSERT_EQ(c->metadata.owner_references.size(), 1u);
   EXPECT_EQ(c->metadata.owner_references[0].kind, "Pod");
   EXPECT_EQ(c->metadata.owner_references[0].api_version, "v1");
@@ -102,6 +106,10 @@ TEST(ResourceClaimViewTest, EachWrongTypeOrMissingKeyIsError7NamingItsPath) {
       {json::json_pointer("/metadata"), "x", "\"metadata\" must be an object"},
       {json::json_pointer("/metadata/uid"), 7, "\"metadata.uid\" must be a string"},
       {json::json_pointer("/metadata/namespace"), true, "\"metadata.namespace\" must be a string"},
+      {json::json_pointer("/metadata/annotations"), json::array(),
+       "\"metadata.annotations\" must be an object"},
+      {json::json_pointer("/metadata/annotations/resource.kubernetes.io~1pod-claim-name"), 1,
+       "\"metadata.annotations.resource.kubernetes.io/pod-claim-name\" must be a string"},
       {json::json_pointer("/metadata/ownerReferences"), json::object(),
        "\"metadata.ownerReferences\" must be an array"},
       {json::json_pointer("/metadata/ownerReferences/0/kind"), nullptr,

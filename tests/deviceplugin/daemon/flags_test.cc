@@ -153,6 +153,7 @@ TEST(FlagsTest, DraFlagsAndTheirDefaults) {
   EXPECT_EQ(f->node_name, "");
   EXPECT_EQ(f->kubeconfig, "");
   EXPECT_FALSE(f->dra_allow_multiple_allocations);
+  EXPECT_TRUE(f->dra_device_metadata);
   f = parse({"--api=dra", "--driver-name", "nic.example.com", "--node-name=n1", "--kubeconfig",
              "/k.yaml", "--dra-allow-multiple-allocations"});
   ASSERT_TRUE(f.ok()) << f.error().msg;
@@ -161,11 +162,18 @@ TEST(FlagsTest, DraFlagsAndTheirDefaults) {
   EXPECT_EQ(f->node_name, "n1");
   EXPECT_EQ(f->kubeconfig, "/k.yaml");
   EXPECT_TRUE(f->dra_allow_multiple_allocations);
+  EXPECT_TRUE(f->dra_device_metadata);
+  f = parse({"--no-dra-device-metadata"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_FALSE(f->dra_device_metadata);
+  f = parse({"--dra-device-metadata=false"});
+  ASSERT_TRUE(f.ok()) << f.error().msg;
+  EXPECT_FALSE(f->dra_device_metadata);
   f = parse({"--api", "both"});
   ASSERT_FALSE(f.ok());
   EXPECT_THAT(f.error().msg, HasSubstr("--api: both not in {deviceplugin,dra}"));
   for (const char* flag : {"--api", "--driver-name", "--node-name", "--kubeconfig",
-                           "--dra-allow-multiple-allocations"}) {
+                           "--dra-allow-multiple-allocations", "--no-dra-device-metadata"}) {
     EXPECT_THAT(usage(), HasSubstr(flag));
   }
 }

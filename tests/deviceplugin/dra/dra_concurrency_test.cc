@@ -23,6 +23,7 @@ using nlohmann::json;
 using testing::DraPrepareTest;
 using testing::filesUnder;
 using testing::readJson;
+using testing::specsOf;
 
 constexpr const char* kClaims = "/apis/resource.k8s.io/v1/namespaces/team/resourceclaims/";
 
@@ -34,11 +35,6 @@ class DraConcurrencyTest : public DraPrepareTest {
     std::set<std::string> out;
     if (ckpt.is_discarded() || !ckpt.contains("claims")) return out;
     for (const auto& [uid, c] : ckpt["claims"].items()) out.insert(uid);
-    return out;
-  }
-  std::set<std::string> specsOf(const std::set<std::string>& uids) {
-    std::set<std::string> out;
-    for (const auto& uid : uids) out.insert(claimSpecFileName(uid));
     return out;
   }
   // Waits (real time, polling the server's counter) until `n` more GETs than `before` came.

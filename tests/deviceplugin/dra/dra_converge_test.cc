@@ -46,7 +46,9 @@ TEST_F(DraPrepareTest, ARestartAfterTheCdiDirWasEmptiedWritesEveryCheckpointedSp
   std::ofstream(cdi_dir_ / foreign) << "{}\n";
 
   startRegistered(api_->url());
-  EXPECT_EQ(filesUnder(cdi_dir_), (std::set<std::string>{claimSpecFileName(uid), foreign}));
+  std::set<std::string> want = testing::specsOf({uid});
+  want.insert(foreign);
+  EXPECT_EQ(filesUnder(cdi_dir_), want);
   EXPECT_EQ(readJson(spec), before);
 }
 

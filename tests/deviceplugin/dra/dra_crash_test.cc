@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/device_metadata.h"
 #include "tests/deviceplugin/dra/dra_binary_fixture.h"
 
 extern char** environ;
@@ -158,6 +159,8 @@ class DraCrashTest : public DraBinaryTest {
   std::string target(const std::string& call) const {
     if (call.find("checkpoint.json") != std::string::npos) return "checkpoint";
     if (call.find("rdmanet.io-rdma_") != std::string::npos) return "spec";
+    if (call.find("_metadata_") != std::string::npos) return "metadata spec";
+    if (call.find(kMetadataSubdir) != std::string::npos) return "metadata";
     if (call.find(cdi_dir_.string()) != std::string::npos) return "cdi dir";
     return "checkpoint dir";
   }
@@ -196,15 +199,20 @@ class DraCrashTest : public DraBinaryTest {
   }
 
   // What the claim left: files in the CDI dir and the checkpoint dir (the checkpoint itself and
-  // its backup, the previous good checkpoint kept on purpose, aside) and the checkpoint's
-  // entries.
+  // its backup, the previous good checkpoint kept on purpose, aside, and the warm claim's spec
+  // and device metadata) and the checkpoint's entries.
   std::vector<std::string> leftovers() const {
     std::vector<std::string> left;
     for (const auto& f : filesUnder(cdi_dir_)) {
-      if (f != claimSpecFileName(warm_uid_)) left.push_back("cdi/" + f);
+      if (f != claimSpecFileName(warm_uid_) &&
+          f != metadataSpecFileName(testing::kDriver, warm_uid_, "nic")) {
+        left.push_back("cdi/" + f);
+      }
     }
+    const std::string warm_metadata = std::string(kMetadataSubdir) + "/" + warm_uid_ + "/";
     for (const auto& f : filesUnder(checkpointDir())) {
-      if (f != "checkpoint.json" && f != "checkpoint.json.backup" && !f.ends_with(".sock")) {
+      if (f != "checkpoint.json" && f != "checkpoint.json.backup" && !f.ends_with(".sock") &&
+          !f.starts_with(warm_metadata)) {
         left.push_back("plugins/" + f);
       }
     }
@@ -222,7 +230,7 @@ class DraCrashTest : public DraBinaryTest {
   void wipe() {
     for (const auto& e : fs::directory_iterator(cdi_dir_)) fs::remove_all(e.path());
     for (const auto& e : fs::directory_iterator(checkpointDir())) {
-      if (!e.is_socket()) fs::remove(e.path());
+      if (!e.is_socket()) fs::remove_all(e.path());
     }
     prepareWarm();
   }

@@ -74,7 +74,7 @@ TEST_F(DraPrepareTest, AClaimWhoseGetOutlivesKubeletsDeadlineFailsInTimeAndLeave
   const bool late_commit = rdmanet::testing::eventually(
       committed, std::max(Ms(0), Ms(2 * kAnswerAfterMs) - since(t0)), 20ms);
   EXPECT_FALSE(late_commit) << "a prepare committed after kubelet's deadline";
-  EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(fast)});
+  EXPECT_EQ(filesUnder(cdi_dir_), testing::specsOf({fast}));
   RecordProperty("fast_prepare_ms", static_cast<int>(fast_took.count()));
   RecordProperty("slow_prepare_ms", static_cast<int>(slow_took.count()));
   std::printf(

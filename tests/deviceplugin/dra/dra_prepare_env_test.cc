@@ -58,9 +58,11 @@ TEST_F(DraPrepareEnvTest, ARequestOfThreeVfsGivesItsContainersTheEnvOfAllThree) 
   ASSERT_EQ(c.devices_size(), 3);
   for (int i = 0; i < 3; ++i) {
     EXPECT_THAT(c.devices(i).request_names(), ElementsAre("nic"));
-    EXPECT_THAT(c.devices(i).cdi_device_ids(),
-                ElementsAre("rdmanet.io/rdma=" + uid + "-" + dra::pciDeviceName(vfs[i]),
-                            "rdmanet.io/rdma=" + uid + "_nic"));
+    std::vector<std::string> ids = {"rdmanet.io/rdma=" + uid + "-" + dra::pciDeviceName(vfs[i]),
+                                    "rdmanet.io/rdma=" + uid + "_nic"};
+    // The request's device metadata once, with its first device.
+    if (i == 0) ids.push_back(testing::metadataCdiId(uid));
+    EXPECT_THAT(c.devices(i).cdi_device_ids(), ::testing::ElementsAreArray(ids));
   }
   const std::string addrs = vfs[0].str() + "," + vfs[1].str() + "," + vfs[2].str();
   const std::string hcas = "=" + hcaOf(vfs[0]) + "," + hcaOf(vfs[1]) + "," + hcaOf(vfs[2]);

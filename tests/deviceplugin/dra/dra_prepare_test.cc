@@ -53,9 +53,10 @@ TEST_F(DraPrepareTest, AClaimForOneVfGetsACdiSpecNamingExactlyThatVfsDevices) {
   EXPECT_THAT(c.devices(0).request_names(), ElementsAre("nic"));
   EXPECT_EQ(c.devices(0).pool_name(), kNode);
   EXPECT_EQ(c.devices(0).device_name(), dev);
-  // Its own CDI device (device nodes) and its request's (env).
+  // Its own CDI device (device nodes), its request's (env) and its request's device metadata.
   EXPECT_THAT(c.devices(0).cdi_device_ids(),
-              ElementsAre("rdmanet.io/rdma=" + uid + "-" + dev, "rdmanet.io/rdma=" + uid + "_nic"));
+              ElementsAre("rdmanet.io/rdma=" + uid + "-" + dev, "rdmanet.io/rdma=" + uid + "_nic",
+                          testing::metadataCdiId(uid)));
 
   const fs::path spec_file = cdi_dir_ / claimSpecFileName(uid);
   struct stat st {};
@@ -187,7 +188,7 @@ TEST_F(DraPrepareTest, ErrorsArePerClaimAndTheGoodClaimIsStillPrepared) {
               HasSubstr("device pci-0000-99-00-0 is not a device of rdma.rdmanet.io"));
   EXPECT_THAT(resp->claims().at("11111111-0000-0000-0000-000000000000").error(), HasSubstr("404"));
   // Only the good claim left anything behind.
-  EXPECT_EQ(filesUnder(cdi_dir_), std::set<std::string>{claimSpecFileName(good)});
+  EXPECT_EQ(filesUnder(cdi_dir_), testing::specsOf({good}));
 }
 
 // The real binary, killed with SIGKILL after prepare, restarted, then asked to unprepare.

@@ -14,6 +14,8 @@
 
 #include "common/kube/config.h"
 #include "deviceplugin/dra/dra_device.h"
+#include "deviceplugin/dra/kubelet/cdi_spec.h"
+#include "deviceplugin/dra/kubelet/device_metadata.h"
 #include "tests/deviceplugin/dra/dra_fixture.h"
 #include "tests/fakes/fake_apiserver.h"
 
@@ -29,6 +31,22 @@ inline nlohmann::json readJson(const fs::path& p) {
   std::stringstream ss;
   ss << in.rdbuf();
   return json::parse(ss.str(), nullptr, false);
+}
+
+// The CDI spec files prepare writes for claims `uids` of one request `request` each: the claim's
+// own and its request's device metadata's (the front's default, dra/kubelet/device_metadata.h).
+inline std::set<std::string> specsOf(const std::set<std::string>& uids,
+                                     const std::string& request = "nic") {
+  std::set<std::string> out;
+  for (const auto& uid : uids) {
+    out.insert(claimSpecFileName(uid));
+    out.insert(metadataSpecFileName(kDriver, uid, request));
+  }
+  return out;
+}
+// The CDI ID of a request's device metadata, which its first device carries.
+inline std::string metadataCdiId(const std::string& uid, const std::string& request = "nic") {
+  return std::string(kDriver) + "/metadata=" + uid + "_" + request;
 }
 
 // Every file under `dir` (recursively), relative.

@@ -59,7 +59,7 @@ ContainerView applyCdi(const fs::path& cdi_dir, const std::vector<std::string>& 
       v.mounts.insert(m["containerPath"].get<std::string>());
       const std::string source = m.value("hostPath", "");
       std::error_code ec;
-      if (!fs::is_directory(source, ec)) v.missing_mount_sources.push_back(source);
+      if (!fs::exists(source, ec)) v.missing_mount_sources.push_back(source);
     }
   }
   return v;

@@ -234,6 +234,41 @@ TEST(ClaimCheckpointTest, SurvivesAReloadAndIsPrivate) {
   fs::remove_all(dir);
 }
 
+TEST(ClaimCheckpointTest, KeepsWhatTheDeviceMetadataIsRenderedFrom) {
+  const fs::path dir = testing::makeTempDir("dra-ckpt-meta");
+  const fs::path file = dir / "checkpoint.json";
+  PreparedClaim p{.ref = kRef,
+                  .cdi_spec = dir / "spec.json",
+                  .device_metadata = true,
+                  .pod_claim_name = "rdma"};
+  p.devices.push_back({.request_names = {"nic"},
+                       .pool_name = "node-a",
+                       .device_name = "0000-17-00-2",
+                       .subrequest = "fast"});
+  {
+    ClaimCheckpoint c(file);
+    ASSERT_TRUE(c.load().ok());
+    ASSERT_TRUE(c.put(p).ok());
+    ASSERT_TRUE(c.put({.ref = {.ns = "ns", .uid = "u-2", .name = "d"}}).ok());
+  }
+  ClaimCheckpoint again(file);
+  ASSERT_TRUE(again.load().ok());
+  const PreparedClaim* got = again.find("u-1");
+  ASSERT_NE(got, nullptr);
+  EXPECT_TRUE(got->device_metadata);
+  EXPECT_EQ(got->pod_claim_name, "rdma");
+  EXPECT_EQ(got->devices, p.devices);
+  // The allocation it was rendered from names the subrequest again.
+  ASSERT_EQ(allocationOf(*got).size(), 1u);
+  EXPECT_EQ(allocationOf(*got)[0].request, "nic/fast");
+  // A claim without them (and an older checkpoint's) has none.
+  const PreparedClaim* plain = again.find("u-2");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(plain->device_metadata);
+  EXPECT_FALSE(plain->pod_claim_name.has_value());
+  fs::remove_all(dir);
+}
+
 TEST(ClaimCheckpointTest, AnUnreadableCheckpointIsAnErrorNotAnEmptyOne) {
   const fs::path dir = testing::makeTempDir("dra-ckpt");
   std::ofstream(dir / "checkpoint.json") << "{\"version\": 1, \"claims\": {\"u\": {}}}";

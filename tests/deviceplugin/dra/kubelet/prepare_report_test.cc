@@ -6,10 +6,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <map>
-
 #include "deviceplugin/dra/dra_device.h"
 #include "tests/deviceplugin/dra/decoded_claim.h"
+#include "tests/deviceplugin/dra/kubelet/in_memory_claims.h"
 #include "tests/deviceplugin/test_node.h"
 #include "tests/fakes/fake_clock.h"
 
@@ -25,44 +24,8 @@ using ::testing::Not;
 constexpr const char* kDriver = "rdma.rdmanet.io";
 constexpr const char* kPod = "4b7e2c1a-0d3f-4e5a-9b8c-7d6e5f4a3b2c";
 
-// The API server's claims in memory; each read takes `latency` on the test's clock, as a GET
-// that long would.
-class InMemoryClaims final : public ClaimReader {
- public:
-  explicit InMemoryClaims(rdmanet::testing::FakeClock& clock) : clock_(clock) {}
-  Result<json> getClaim(const std::string&, const std::string& name, const Deadline&) override {
-    clock_.advance(latency);
-    auto it = claims.find(name);
-    if (it == claims.end()) {
-      Error e = makeError(ErrorCode::kKubeApiFailure,
-                          "GET resourceclaims/" + name + ": HTTP 404 NotFound: not found");
-      e.http_status = 404;
-      return e;
-    }
-    return it->second;
-  }
-  Result<std::vector<json>> listClaims(const Deadline&) override { return std::vector<json>{}; }
-  void cancel() override {}
-
-  std::map<std::string, json> claims;
-  Clock::duration latency{};
-
- private:
-  rdmanet::testing::FakeClock& clock_;
-};
-
-json claim(const std::string& name, const std::string& uid, const std::string& device,
-           const json& reserved_for = json::array()) {
-  return {{"metadata", {{"name", name}, {"namespace", "team"}, {"uid", uid}}},
-          {"status",
-           {{"allocation",
-             {{"devices",
-               {{"results", json::array({{{"request", "nic"},
-                                          {"driver", kDriver},
-                                          {"pool", "node-a"},
-                                          {"device", device}}})}}}}},
-            {"reservedFor", reserved_for}}}};
-}
+using testing::InMemoryClaims;
+using testing::oneNicClaim;
 
 class PrepareReportTest : public ::testing::Test {
  protected:
@@ -92,7 +55,7 @@ class PrepareReportTest : public ::testing::Test {
 
 TEST_F(PrepareReportTest, EachClaimsOutcomeAndLatencyOnTheClockAreOnMetrics) {
   const std::string dev = dra::pciDeviceName(node_.vf(0, 1));
-  claims_.claims["fast"] = claim("fast", "uid-fast", dev);
+  claims_.claims["fast"] = oneNicClaim("fast", "uid-fast", dev);
   claims_.latency = 300ms;
   ASSERT_TRUE(reported_.prepare({.ns = "team", .uid = "uid-fast", .name = "fast"}).ok());
   claims_.latency = 3s;  // then not found: a failure that took 3 s
@@ -151,17 +114,17 @@ TEST(PrepareFailedEventTest, IsAboutTheOnePodTheClaimNamesAndNamesTheClaimAndThe
 
 TEST(OnePodOfTest, TheOwnerElseTheOnlyReservationElseNone) {
   const json one = json::array({{{"resource", "pods"}, {"name", "trainer-0"}, {"uid", kPod}}});
-  json c = claim("c", "u", "d", one);
+  json c = oneNicClaim("c", "u", "d", one);
   ASSERT_TRUE(onePodOf(testing::decodedClaim(c)).has_value());
   EXPECT_EQ(onePodOf(testing::decodedClaim(c))->name, "trainer-0");
   EXPECT_EQ(onePodOf(testing::decodedClaim(c))->uid, kPod);
   // Shared by two pods: which one this node prepares for is not in the claim.
   json two = one;
   two.push_back({{"resource", "pods"}, {"name", "trainer-1"}, {"uid", "5c8f3d2b-1e4a"}});
-  EXPECT_FALSE(onePodOf(testing::decodedClaim(claim("c", "u", "d", two))).has_value());
-  EXPECT_FALSE(onePodOf(testing::decodedClaim(claim("c", "u", "d"))).has_value());
+  EXPECT_FALSE(onePodOf(testing::decodedClaim(oneNicClaim("c", "u", "d", two))).has_value());
+  EXPECT_FALSE(onePodOf(testing::decodedClaim(oneNicClaim("c", "u", "d"))).has_value());
   // A pod's own claim (from its ResourceClaimTemplate): the owner, whatever the reservations.
-  c = claim("c", "u", "d", two);
+  c = oneNicClaim("c", "u", "d", two);
   c["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "v1"},
                                                    {"kind", "Pod"},
                                                    {"name", "owner"},
@@ -171,7 +134,7 @@ TEST(OnePodOfTest, TheOwnerElseTheOnlyReservationElseNone) {
   EXPECT_EQ(onePodOf(testing::decodedClaim(c))->name, "owner");
   // Names that could not go into an Event are no pod.
   EXPECT_FALSE(
-      onePodOf(testing::decodedClaim(claim(
+      onePodOf(testing::decodedClaim(oneNicClaim(
                    "c", "u", "d",
                    json::array({{{"resource", "pods"}, {"name", "Bad_Name"}, {"uid", kPod}}}))))
           .has_value());
