@@ -13,7 +13,9 @@
 #   - RDMA across the nodes: Soft-RoCE over each pod's VF (hack/vm/roce_pods.sh's arrangement:
 #     an ipvlan slave of the pod's eth1 in the node's initial netns carries the rxe), ib_write_bw
 #     from node 1 to node 2, and every RoCE v2 frame on the switch tagged VLAN 100, priority 3;
-#   - each node's daemon counts its pod's RDMA packets under that pod's labels.
+#   - each node's daemon counts its pod's RDMA packets under that pod's labels;
+#   - rails: each node's port hears a different leaf (lldpd on the switch side), and each pod's
+#     Allocate names its node's rail.
 # Figures: the VM accelerator, cluster up, both pods created to both Ready, the RDMA bandwidth.
 # shellcheck source=tests/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -96,6 +98,41 @@ spec:
   volumes: [{name: dev, hostPath: {path: /dev}}]
 YAML
 }
+# Rails (issue 32, section 4): each node's igb port hears a different leaf, a real LLDP sender
+# (Debian's lldpd) on the switch's side of its port (the host end of the tap rdmcd<i>, so the
+# frames go to that VM alone). Each node's daemon names its port's rail after the leaf (the
+# chart's default rule), and its pod's Allocate hands it over (PCIDEVICE_RDMA_VF_RAILS).
+lldp_dir=$(mktemp -d /tmp/rdmanet-multinode-lldp.XXXXXX)
+chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
+lldpd_pids=()
+stop_leaves() {
+  if ((${#lldpd_pids[@]})); then
+    kill "${lldpd_pids[@]}" 2>/dev/null || true
+    wait "${lldpd_pids[@]}" 2>/dev/null || true
+  fi
+  lldpd_pids=()
+  rm -rf "$lldp_dir"
+}
+teardown_hooks+=(stop_leaves)
+for ((i = 1; i <= nodes; i++)); do
+  printf 'configure system hostname leaf-%s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
+    "$i" >"$lldp_dir/leaf-$i.conf"
+  lldpd -d -u "$lldp_dir/leaf-$i.sock" -O "$lldp_dir/leaf-$i.conf" -I "rdmcd$i" \
+    >"$lldp_dir/leaf-$i.log" 2>&1 &
+  lldpd_pids+=("$!")
+done
+daemon_of() { # NODE: the rdmanet daemon pod on it
+  kc -n rdmanet get pods -l app.kubernetes.io/component=node \
+    --field-selector "spec.nodeName=$1" -o 'jsonpath={.items[0].metadata.name}'
+}
+heard_leaf() { # I: node i's daemon logged leaf-i as its port's neighbour
+  kc -n rdmanet logs "$(daemon_of "rdmanet-vm$1")" 2>/dev/null |
+    grep -q "LLDP neighbour \"leaf-$1\" .* rail \"leaf-$1\""
+}
+for ((i = 1; i <= nodes; i++)); do
+  wait_until 90 "rdmanet-vm$i's daemon hears leaf-$i on its igb port" heard_leaf "$i"
+done
+
 start=$SECONDS
 for ((i = 1; i <= nodes; i++)); do rank_pod "$i" | kc apply -f - >/dev/null; done
 for ((i = 1; i <= nodes; i++)); do wait_pod_ready "rank-$i" 300; done
@@ -114,6 +151,11 @@ for ((i = 1; i <= nodes; i++)); do
     "$(pod_exec "rank-$i" sh -c 'basename "$(readlink /sys/class/net/eth1/device/driver)"')"
 done
 ok "rank-1 (${ip[1]}) and rank-2 (${ip[2]}) have their nodes' VFs as eth1"
+for ((i = 1; i <= nodes; i++)); do
+  eq "rank-$i's rail (PCIDEVICE_RDMA_VF_RAILS)" "leaf-$i" "$(pod_env "rank-$i" PCIDEVICE_RDMA_VF_RAILS)"
+done
+stop_leaves
+ok "each node's port on its own leaf: rank-1 got rail leaf-1, rank-2 rail leaf-2"
 
 # capture_start FILE FILTER / capture_stop: tcpdump on the switch.
 capture_start() {
