@@ -17,6 +17,8 @@
 # RDMANET_SHARED_CLAIM_MBPS (simulated node): adds the pool "shared" of its PFs, served to many
 # claims at once (dra.allowMultipleAllocations) with their link speed as consumable capacity, of
 # which a claim takes this much unless it asks otherwise (claimBandwidthMbps); unset: no such pool.
+# RDMANET_RAIL_RULE: the chart's devicePlugin.lldp.rails, a YAML flow map ({match: ..., rail:
+# ...}): how a port's rail is named from its LLDP neighbour; unset: the chart's default.
 # RDMANET_IMAGE_ARCHIVE: an OCI archive from hack/image.sh to use instead of building one.
 # Otherwise the three binaries are built ($BUILD_DIR, default build/) and the image is made once
 # per set of binaries: <cache>/images/rdmanet-<hash of the binaries and hack/image.sh>.oci.tar.
@@ -76,6 +78,9 @@ devicePlugin:
   devicePluginDir: "$device_plugin_dir"
   cdi: {dir: "$cdi_dir"}
 YAML
+  if [[ -n ${RDMANET_RAIL_RULE:-} ]]; then
+    echo "  lldp: {rails: $RDMANET_RAIL_RULE}"
+  fi
 }
 # Every node's one pool, "vf" (the networks below name it): the VFs SELECTOR picks, lossless on
 # priority 3 (DSCP 26). The caller may add keys to its entry on the lines that follow.

@@ -15,7 +15,10 @@
 #     from node 1 to node 2, and every RoCE v2 frame on the switch tagged VLAN 100, priority 3;
 #   - each node's daemon counts its pod's RDMA packets under that pod's labels;
 #   - rails: each node's port hears a different leaf (lldpd on the switch side), and each pod's
-#     Allocate names its node's rail.
+#     Allocate names its node's rail;
+# and then in DRA mode (the chart upgraded to api: dra): each node's VFs published on rail rail0
+# (a rule over both leaves' names), one pod per node whose claim selects rail0 with its node's VF
+# as eth1, tagged on the switch, the node's rail label, and a claim for another rail pending.
 # Figures: the VM accelerator, cluster up, both pods created to both Ready, the RDMA bandwidth.
 # shellcheck source=tests/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -98,10 +101,11 @@ spec:
   volumes: [{name: dev, hostPath: {path: /dev}}]
 YAML
 }
-# Rails (issue 32, section 4): each node's igb port hears a different leaf, a real LLDP sender
-# (Debian's lldpd) on the switch's side of its port (the host end of the tap rdmcd<i>, so the
-# frames go to that VM alone). Each node's daemon names its port's rail after the leaf (the
-# chart's default rule), and its pod's Allocate hands it over (PCIDEVICE_RDMA_VF_RAILS).
+# Rails (issue 32, section 4): each node's igb port hears a different leaf, rail0-leaf<i>, from a
+# real LLDP sender (Debian's lldpd) on the switch's side of its port (the host end of the tap
+# rdmcd<i>, so the frames go to that VM alone). With the chart's default rule each node's daemon
+# names its port's rail after the leaf, and its pod's Allocate hands it over
+# (PCIDEVICE_RDMA_VF_RAILS); in DRA mode below, a rule names both ports' rail rail0.
 lldp_dir=$(mktemp -d /tmp/rdmanet-multinode-lldp.XXXXXX)
 chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
 lldpd_pids=()
@@ -115,7 +119,7 @@ stop_leaves() {
 }
 teardown_hooks+=(stop_leaves)
 for ((i = 1; i <= nodes; i++)); do
-  printf 'configure system hostname leaf-%s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
+  printf 'configure system hostname rail0-leaf%s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
     "$i" >"$lldp_dir/leaf-$i.conf"
   lldpd -d -u "$lldp_dir/leaf-$i.sock" -O "$lldp_dir/leaf-$i.conf" -I "rdmcd$i" \
     >"$lldp_dir/leaf-$i.log" 2>&1 &
@@ -125,12 +129,12 @@ daemon_of() { # NODE: the rdmanet daemon pod on it
   kc -n rdmanet get pods -l app.kubernetes.io/component=node \
     --field-selector "spec.nodeName=$1" -o 'jsonpath={.items[0].metadata.name}'
 }
-heard_leaf() { # I: node i's daemon logged leaf-i as its port's neighbour
+heard_leaf() { # I: node i's daemon logged rail0-leaf<i> as its port's neighbour
   kc -n rdmanet logs "$(daemon_of "rdmanet-vm$1")" 2>/dev/null |
-    grep -q "LLDP neighbour \"leaf-$1\" .* rail \"leaf-$1\""
+    grep -q "LLDP neighbour \"rail0-leaf$1\" .* rail \"rail0-leaf$1\""
 }
 for ((i = 1; i <= nodes; i++)); do
-  wait_until 90 "rdmanet-vm$i's daemon hears leaf-$i on its igb port" heard_leaf "$i"
+  wait_until 90 "rdmanet-vm$i's daemon hears rail0-leaf$i on its igb port" heard_leaf "$i"
 done
 
 start=$SECONDS
@@ -152,10 +156,10 @@ for ((i = 1; i <= nodes; i++)); do
 done
 ok "rank-1 (${ip[1]}) and rank-2 (${ip[2]}) have their nodes' VFs as eth1"
 for ((i = 1; i <= nodes; i++)); do
-  eq "rank-$i's rail (PCIDEVICE_RDMA_VF_RAILS)" "leaf-$i" "$(pod_env "rank-$i" PCIDEVICE_RDMA_VF_RAILS)"
+  eq "rank-$i's rail (PCIDEVICE_RDMA_VF_RAILS)" "rail0-leaf$i" \
+    "$(pod_env "rank-$i" PCIDEVICE_RDMA_VF_RAILS)"
 done
-stop_leaves
-ok "each node's port on its own leaf: rank-1 got rail leaf-1, rank-2 rail leaf-2"
+ok "each node's port on its own leaf: rank-1 got rail rail0-leaf1, rank-2 rail0-leaf2"
 
 # capture_start FILE FILTER / capture_stop: tcpdump on the switch.
 capture_start() {
@@ -257,3 +261,74 @@ for ((i = 1; i <= nodes; i++)); do
   wait_until 30 "rdmanet-vm$i's daemon counting rank-$i's RDMA packets" counted "$i"
 done
 ok "each node's daemon counts its pod's RDMA packets under the pod's labels"
+
+# --- DRA mode on the same VM nodes: the chart upgraded to api: dra, with a rail rule that names a
+# port's rail after its leaf's rail ("rail0-leaf1" and "rail0-leaf2": two switches, one rail).
+# Each node's daemon publishes its 4 real VFs with rail rail0; one pod per node whose claim
+# selects rail rail0 gets a VF of its node as eth1 (mode sriov, VLAN 100, priority 3 on the
+# switch), and a claim that selects rail1 stays pending for the scheduler's reason.
+for ((i = 1; i <= nodes; i++)); do delete_pod "rank-$i" "agent-$i"; done
+RDMANET_RAIL_RULE='{match: "(rail[0-9]+)-leaf[0-9]+", rail: "$1"}' \
+  "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
+nic_class=vf.rdma.rdmanet.io
+# node_rails NODE: the rail of each of rdmanet's devices on NODE, one a line.
+node_rails() {
+  kc get resourceslices -o json | /usr/bin/python3 -c '
+import json, sys
+for s in json.load(sys.stdin)["items"]:
+    if s["spec"]["driver"] == "rdma.rdmanet.io" and s["spec"].get("nodeName") == sys.argv[1]:
+        for d in s["spec"].get("devices", []):
+            print(d.get("attributes", {}).get("rdmanet.io/rail", {}).get("string", "-"))
+' "$1"
+}
+on_rail0() { [[ $(node_rails "$1" | sort | uniq -c | awk '{print $1, $2}') == "4 rail0" ]]; }
+for ((i = 1; i <= nodes; i++)); do
+  wait_until 180 "rdmanet-vm$i's 4 VFs in ResourceSlices, on rail rail0" on_rail0 "rdmanet-vm$i"
+done
+# rail_pod I RAIL: a pod on node I whose claim asks for a VF on RAIL, eth1 the node's network.
+rail_pod() {
+  claim_pod_yaml "rail-$1-$2" "[{name: nic, exactly: {deviceClassName: $nic_class, \
+selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].rail == \"$2\"'}}]}}]" "" \
+    "k8s.v1.cni.cncf.io/networks: '[{\"name\":\"rdma-vf-$1\",\"namespace\":\"rdmanet\",\"interface\":\"eth1\"}]'" |
+    awk -v node="rdmanet-vm$1" '/^kind: Pod$/ {pod = 1} {print} pod && /^spec:$/ {
+      print "  nodeSelector: {kubernetes.io/hostname: " node "}"; pod = 0 }' | kc apply -f - >/dev/null
+}
+start=$SECONDS
+for ((i = 1; i <= nodes; i++)); do rail_pod "$i" rail0; done
+for ((i = 1; i <= nodes; i++)); do wait_pod_ready "rail-$i-rail0" 300; done
+note job_start_seconds_dra $((SECONDS - start))
+for ((i = 1; i <= nodes; i++)); do
+  p=rail-$i-rail0
+  ip[$i]=$(pod_exec "$p" ip -4 -o addr show dev eth1 | awk '{print $4}')
+  ip[$i]=${ip[$i]%/*}
+  mac[$i]=$(pod_exec "$p" cat /sys/class/net/eth1/address)
+  eq "$p: eth1's driver" igbvf \
+    "$(pod_exec "$p" sh -c 'basename "$(readlink /sys/class/net/eth1/device/driver)"')"
+  vf=$(pod_env "$p" PCIDEVICE_RDMA_VF)
+  eq "$p: eth1 is its claim's VF" "$vf" \
+    "$(pod_exec "$p" sh -c 'basename "$(readlink /sys/class/net/eth1/device)"')"
+done
+pair="ether host ${mac[1]} or ether host ${mac[2]}"
+capture_start ping-dra.pcap "$pair"
+pod_exec rail-1-rail0 ping -c 5 -W 5 "${ip[2]}" >/dev/null || fail "rail-1-rail0 cannot ping rail-2-rail0"
+capture_stop
+frames=$(tcpdump -r ping-dra.pcap -e -nn 2>/dev/null)
+total=$(grep -c . <<<"$frames" || true)
+tagged=$(grep -c 'vlan 100, p 3,' <<<"$frames" || true)
+((total >= 10)) || fail "only $total frames of the DRA pods on the switch"
+eq "DRA pods' frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged"
+rail_pod 1 rail1
+claim_pending() {
+  [[ $(kc -n "$ns" get pod rail-1-rail1 -o \
+    'jsonpath={.status.conditions[?(@.type=="PodScheduled")].message}') == *"cannot allocate all claims"* ]]
+}
+wait_until 120 "rail-1-rail1 pending: no VF on rail rail1" claim_pending
+# Each node's rail, for a scheduler: one port on rail0.
+rail0_label_is_1() {
+  [[ $(kc get node "$1" -o 'jsonpath={.metadata.labels.rail\.rdmanet\.io/rail0}') == 1 ]]
+}
+for ((i = 1; i <= nodes; i++)); do
+  wait_until 30 "rdmanet-vm$i labelled rail.rdmanet.io/rail0=1" rail0_label_is_1 "rdmanet-vm$i"
+done
+ok "DRA on the VM nodes: a claim per node for rail rail0 got its node's VF as eth1 ($total \
+frames across, all VLAN 100 priority 3), a claim for rail1 stays pending"

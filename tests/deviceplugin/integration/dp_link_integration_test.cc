@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <thread>
 
 #include "common/base/sysfs.h"
 #include "common/inventory/node.h"
 #include "tests/deviceplugin/integration/harness.h"
+#include "tests/fakes/eventually.h"
 #include "tests/simnode/command.h"
 #include "tests/simnode/sim_tree.h"
 
@@ -233,15 +233,15 @@ TEST_F(DpLinkIntegrationTest, RailsFromARealLldpSenderReachAllocate) {
   // they are then), or 10 s.
   auto allocateUntil = [&](const std::function<bool(const Json&)>& done) {
     Json envs;
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      size_t mark = kubelet_->mark();
-      EXPECT_TRUE(kubelet_->command(fmt::format("allocate rdma/vf {},{}", a, b)));
-      auto ev = kubelet_->waitEvent(isEvent("allocate", "rdma/vf"), 1s, mark);
-      if (ev) envs = (*ev)["responses"][0]["envs"];
-      if (done(envs)) break;
-      std::this_thread::sleep_for(200ms);  // the next frame is a second away
-    }
+    rdmanet::testing::eventually(
+        [&] {
+          size_t mark = kubelet_->mark();
+          EXPECT_TRUE(kubelet_->command(fmt::format("allocate rdma/vf {},{}", a, b)));
+          auto ev = kubelet_->waitEvent(isEvent("allocate", "rdma/vf"), 1s, mark);
+          if (ev) envs = (*ev)["responses"][0]["envs"];
+          return done(envs);
+        },
+        10s, 200ms);  // the next frame is a second away
     return envs;
   };
   const std::string want = "rail-" + pa.substr(1) + ",rail-" + pb.substr(1);
