@@ -137,6 +137,14 @@ for ((i = 1; i <= nodes; i++)); do
   wait_until 90 "rdmanet-vm$i's daemon hears rail0-leaf$i on its igb port" heard_leaf "$i"
 done
 
+# The NCCL hints each pod gets for its VF, from the pool's lossless {priority: 3, dscp: 26}: the
+# traffic class NCCL puts in the GRH (DSCP << 2) and the service level. No NCCL_IB_HCA: an igb VF
+# has no RDMA device of its own (Soft-RoCE below is the node's, over the pod's eth1).
+check_nccl_hints() { # POD
+  eq "$1's NCCL_IB_TC" 104 "$(pod_env "$1" NCCL_IB_TC)"
+  eq "$1's NCCL_IB_SL" 3 "$(pod_env "$1" NCCL_IB_SL)"
+  ! pod_env "$1" NCCL_IB_HCA >/dev/null 2>&1 || fail "$1 has an NCCL_IB_HCA for an igb VF"
+}
 start=$SECONDS
 for ((i = 1; i <= nodes; i++)); do rank_pod "$i" | kc apply -f - >/dev/null; done
 for ((i = 1; i <= nodes; i++)); do wait_pod_ready "rank-$i" 300; done
@@ -158,8 +166,9 @@ ok "rank-1 (${ip[1]}) and rank-2 (${ip[2]}) have their nodes' VFs as eth1"
 for ((i = 1; i <= nodes; i++)); do
   eq "rank-$i's rail (PCIDEVICE_RDMA_VF_RAILS)" "rail0-leaf$i" \
     "$(pod_env "rank-$i" PCIDEVICE_RDMA_VF_RAILS)"
+  check_nccl_hints "rank-$i"
 done
-ok "each node's port on its own leaf: rank-1 got rail rail0-leaf1, rank-2 rail0-leaf2"
+ok "each node's port on its own leaf: rank-1 got rail rail0-leaf1, rank-2 rail0-leaf2; NCCL_IB_TC 104 and NCCL_IB_SL 3 in both"
 
 # capture_start FILE FILTER / capture_stop: tcpdump on the switch.
 capture_start() {
@@ -304,6 +313,7 @@ for ((i = 1; i <= nodes; i++)); do
   mac[$i]=$(pod_exec "$p" cat /sys/class/net/eth1/address)
   eq "$p: eth1's driver" igbvf \
     "$(pod_exec "$p" sh -c 'basename "$(readlink /sys/class/net/eth1/device/driver)"')"
+  check_nccl_hints "$p"
   vf=$(pod_env "$p" PCIDEVICE_RDMA_VF)
   eq "$p: eth1 is its claim's VF" "$vf" \
     "$(pod_exec "$p" sh -c 'basename "$(readlink /sys/class/net/eth1/device)"')"
