@@ -303,7 +303,8 @@ void Daemon::rescan() {
 void Daemon::resync() {
   const auto start = deps_.clock->now();
   std::string why;
-  const bool changed = core_.resync(&why) | listenLldp(true);
+  bool changed = core_.resync(&why);
+  if (listenLldp(true)) changed = true;  // both run: the ports are re-joined on every resync
   logger(Component::kDiscovery)
       ->debug("resync of {} NIC functions: {} in {} ms", core_.inventory().nics.size(),
               changed ? why : std::string("unchanged"),

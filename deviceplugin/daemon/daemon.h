@@ -131,8 +131,9 @@ class Daemon {
   std::vector<TimePoint> recheck_at_;
   TimePoint resync_at_{};
   LldpTable lldp_table_;
-  std::set<std::string> lldp_ports_;      // what the LLDP socket listens on
-  std::set<std::string> lldp_bad_ports_;  // ports whose last frame was bad (logged once)
+  std::set<std::string> lldp_ports_;       // what the LLDP socket listens on
+  std::set<std::string> lldp_bad_ports_;   // ports whose last frame was bad (logged once)
+  std::set<std::string> lldp_held_ports_;  // ports whose change was held down (logged once)
 };
 
 }  // namespace rdmanet::dp

@@ -37,7 +37,18 @@ void Daemon::onLldpFrames() {
     }
     lldp_bad_ports_.erase(r.netdev);
     const LldpNeighbor& n = *r.neighbor;
-    if (!lldp_table_.heard(r.netdev, n, now)) continue;
+    const LldpHeard h = lldp_table_.heard(r.netdev, n, now);
+    if (h == LldpHeard::kHeldDown) {
+      if (lldp_held_ports_.insert(r.netdev).second) {
+        log->warn(
+            "{}: LLDP neighbour \"{}\" (chassis {}) port {} ignored: the port's neighbour "
+            "changed less than {} s ago (two senders on its wire?)",
+            r.netdev, n.system_name, n.chassis_id, n.port_id, LldpTable::kHoldDown.count());
+      }
+      continue;
+    }
+    if (h == LldpHeard::kSame) continue;
+    lldp_held_ports_.erase(r.netdev);
     changed = true;
     if (n.ttl_seconds == 0) {
       log->info("{}: LLDP neighbour {} port {} shut down", r.netdev, n.chassis_id, n.port_id);

@@ -4,14 +4,23 @@
 
 namespace rdmanet::dp {
 
-bool LldpTable::heard(const std::string& netdev, const LldpNeighbor& n, Clock::time_point now) {
-  if (n.ttl_seconds == 0) return entries_.erase(netdev) > 0;
-  const Clock::time_point until = now + std::chrono::seconds(n.ttl_seconds);
-  auto [it, fresh] = entries_.try_emplace(netdev, Entry{n, until});
-  if (fresh) return true;
-  const bool changed = !(it->second.neighbor == n);
-  it->second = Entry{n, until};
-  return changed;
+LldpHeard LldpTable::heard(const std::string& netdev, const LldpNeighbor& n,
+                           Clock::time_point now) {
+  auto it = entries_.find(netdev);
+  if (n.ttl_seconds > 0 && it != entries_.end() && it->second.neighbor == n) {
+    it->second.until = now + std::chrono::seconds(n.ttl_seconds);
+    return LldpHeard::kSame;
+  }
+  if (n.ttl_seconds == 0 && it == entries_.end()) return LldpHeard::kSame;  // nothing to forget
+  auto last = last_change_.find(netdev);
+  if (last != last_change_.end() && now < last->second + kHoldDown) return LldpHeard::kHeldDown;
+  last_change_[netdev] = now;
+  if (n.ttl_seconds == 0) {
+    entries_.erase(it);
+  } else {
+    entries_[netdev] = Entry{n, now + std::chrono::seconds(n.ttl_seconds)};
+  }
+  return LldpHeard::kChanged;
 }
 
 bool LldpTable::expire(Clock::time_point now) {
@@ -19,6 +28,7 @@ bool LldpTable::expire(Clock::time_point now) {
 }
 
 bool LldpTable::retain(const std::set<std::string>& ports) {
+  std::erase_if(last_change_, [&](const auto& e) { return !ports.contains(e.first); });
   return std::erase_if(entries_, [&](const auto& e) { return !ports.contains(e.first); }) > 0;
 }
 

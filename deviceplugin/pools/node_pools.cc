@@ -192,15 +192,18 @@ HealthInputs NodePools::healthInputs() const {
   return in;
 }
 
-void NodePools::applyNeighbor(PoolDevice& d) const {
-  auto it = neighbors_.find(d.pf ? d.pf_netdev : d.netdev);
-  if (it == neighbors_.end()) return;
-  d.neighbor = it->second;
-  d.rail = railOf(config_.rails, it->second).value_or("");
-}
-
 BuiltPools NodePools::build() {
   BuiltPools out;
+  // Each port's rail, named once per build: the rule's regex runs per port, not per VF.
+  std::map<std::string, std::string> rails;
+  for (const auto& [port, n] : neighbors_) rails[port] = railOf(config_.rails, n).value_or("");
+  auto applyNeighbor = [&](PoolDevice& d) {
+    const std::string& port = d.pf ? d.pf_netdev : d.netdev;
+    auto it = neighbors_.find(port);
+    if (it == neighbors_.end()) return;
+    d.neighbor = it->second;
+    d.rail = rails[port];
+  };
   const HealthInputs in = healthInputs();
   std::map<std::string, std::map<std::string, bool>> health;
   for (Pool& p : buildPools(config_, inv_, &moved_)) {

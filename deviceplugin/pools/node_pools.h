@@ -91,8 +91,6 @@ class NodePools {
 
  private:
   HealthInputs healthInputs() const;
-  // Sets `d`'s neighbour and rail from its port's LLDP neighbour.
-  void applyNeighbor(PoolDevice& d) const;
   std::set<std::string> pfNetdevs() const;
 
   const Sysfs& sysfs_;

@@ -52,7 +52,7 @@ Result<RailRule> parseRailRule(const nlohmann::json& j, const std::string& key) 
   if (!j.is_object()) return invalidAt(key, "must be an object {\"from\", \"match\", \"rail\"}");
   RailRule r;
   for (const auto& [k, v] : j.items()) {
-    const std::string sub = key + "." + k;
+    const std::string sub = fmt::format("{}.{}", key, k);
     if (k == "from") {
       RDMANET_ASSIGN_OR_RETURN(r.from, asEnum<RailSource>(v, sub, kSources, notOneOfAt));
     } else if (k == "match") {
