@@ -76,6 +76,9 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
   // MB freed at once into this thread's arena, which glibc does not hand back by itself (only
   // the main heap's top is trimmed). Return it, or it stays resident until the next publish.
   malloc_trim(0);
+  // The node's rails follow a successful publish. Outside mu_: its requests must never hold up
+  // the daemon loop's hand-over in publish().
+  if (r.ok() && !quit) syncRails(snap);
   std::lock_guard lk(mu_);
   ++status_.attempts;
   if (quit) return false;  // a publish cancelled by the destructor: nothing to report
@@ -92,7 +95,6 @@ bool SliceWorker::attempt(const DeviceSnapshot& snap, bool allow_multiple,
     log->info("ResourceSlices: {} devices in {} slice(s), generation {}", published, r->slices,
               r->generation);
   }
-  syncRails(snap);
   status_.published_version = snap.version;
   status_.generation = r->generation;
   status_.taints_dropped = publisher_.taintsDropped();

@@ -73,7 +73,8 @@ class SliceWorker final : public DevicePublisher {
   // One publish of `snap`: logs what an operator needs, updates status_. True on success.
   bool attempt(const DeviceSnapshot& snap, bool allow_multiple, const std::atomic<bool>& quit);
   // Writes the node's rail labels when they changed (node_rails.h). A failure does not fail the
-  // publish: it is logged once and tried again on the next publish or resync.
+  // publish: it is logged once and tried again on the next publish or resync. The worker
+  // thread's own: called without mu_.
   void syncRails(const DeviceSnapshot& snap);
 
   kube::KubeClient& client_;
