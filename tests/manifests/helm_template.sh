@@ -108,6 +108,10 @@ case $what in
     ! grep -q -- '--dra-allow-multiple-allocations' "$tmp/a.yaml" || die "KEP-5075 is on by default"
     # Device metadata (KEP-5304): on by default (the daemon's default), off on request.
     ! grep -q -- '--no-dra-device-metadata' "$tmp/a.yaml" || die "device metadata is off by default"
+    # LLDP off: no `update` on nodes and no rails policy (check_dra.js reads --no-lldp).
+    render "$tmp/nolldp.yaml" --set api=dra --set devicePlugin.lldp.enabled=false
+    "${check[@]}" "$tmp/nolldp.yaml" --api dra
+    ! grep -q 'own-node-rails' "$tmp/nolldp.yaml" || die "lldp off still renders the rails policy"
     render "$tmp/nometa.yaml" --set api=dra --set dra.deviceMetadata=false
     grep -qx -- ' *- --no-dra-device-metadata' "$tmp/nometa.yaml" ||
       die "dra.deviceMetadata=false does not pass --no-dra-device-metadata"
