@@ -25,6 +25,36 @@ note() { echo "figure: $1=$2" | tee -a cluster-figures.txt; }
 
 # Functions a test adds to run on exit before the cluster goes down (stopping its own processes).
 teardown_hooks=()
+
+# LLDP leaves for the rails checks (issue 32, section 4): real senders, Debian's lldpd, each with
+# system name NAME, port IDs by interface name, sending every second on IFACES (lldpd's -I list),
+# in network namespace NETNS when given. stop_leaves stops them all (lldpd sends its TTL-0 frames
+# as it goes) and removes their files; it is a teardown hook too.
+lldpd_pids=()
+lldp_dir=
+start_leaf() { # NAME IFACES [NETNS]
+  if [[ -z $lldp_dir ]]; then
+    lldp_dir=$(mktemp -d /tmp/rdmanet-cluster-lldp.XXXXXX)
+    chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
+    teardown_hooks+=(stop_leaves)
+  fi
+  printf 'configure system hostname %s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
+    "$1" >"$lldp_dir/$1.conf"
+  local in_ns=()
+  [[ -z ${3:-} ]] || in_ns=(ip netns exec "$3")
+  "${in_ns[@]}" lldpd -d -u "$lldp_dir/$1.sock" -O "$lldp_dir/$1.conf" -I "$2" \
+    >"$lldp_dir/$1.log" 2>&1 &
+  lldpd_pids+=("$!")
+}
+stop_leaves() {
+  if ((${#lldpd_pids[@]})); then
+    kill "${lldpd_pids[@]}" 2>/dev/null || true
+    wait "${lldpd_pids[@]}" 2>/dev/null || true
+  fi
+  lldpd_pids=()
+  [[ -z $lldp_dir ]] || rm -rf "$lldp_dir"
+  lldp_dir=
+}
 # On any exit: the test's hooks, what the cluster logged when a check failed, then down; the
 # exit code stays the test's.
 cluster_teardown() {

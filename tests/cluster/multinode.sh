@@ -106,25 +106,7 @@ YAML
 # rdmcd<i>, so the frames go to that VM alone). With the chart's default rule each node's daemon
 # names its port's rail after the leaf, and its pod's Allocate hands it over
 # (PCIDEVICE_RDMA_VF_RAILS); in DRA mode below, a rule names both ports' rail rail0.
-lldp_dir=$(mktemp -d /tmp/rdmanet-multinode-lldp.XXXXXX)
-chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
-lldpd_pids=()
-stop_leaves() {
-  if ((${#lldpd_pids[@]})); then
-    kill "${lldpd_pids[@]}" 2>/dev/null || true
-    wait "${lldpd_pids[@]}" 2>/dev/null || true
-  fi
-  lldpd_pids=()
-  rm -rf "$lldp_dir"
-}
-teardown_hooks+=(stop_leaves)
-for ((i = 1; i <= nodes; i++)); do
-  printf 'configure system hostname rail0-leaf%s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
-    "$i" >"$lldp_dir/leaf-$i.conf"
-  lldpd -d -u "$lldp_dir/leaf-$i.sock" -O "$lldp_dir/leaf-$i.conf" -I "rdmcd$i" \
-    >"$lldp_dir/leaf-$i.log" 2>&1 &
-  lldpd_pids+=("$!")
-done
+for ((i = 1; i <= nodes; i++)); do start_leaf "rail0-leaf$i" "rdmcd$i"; done
 daemon_of() { # NODE: the rdmanet daemon pod on it
   kc -n rdmanet get pods -l app.kubernetes.io/component=node \
     --field-selector "spec.nodeName=$1" -o 'jsonpath={.items[0].metadata.name}'
