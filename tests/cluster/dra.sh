@@ -203,18 +203,6 @@ meta_versions=metadata.resource.k8s.io/v1beta1,metadata.resource.k8s.io/v1alpha1
 # annotation, and a claim that selects rail leaf-b gets a VF of an f1 port. The chart's policy
 # lets the daemon's token change only those keys, of its own Node.
 sim_ns=rdmanet-sim-rc
-lldp_dir=$(mktemp -d /tmp/rdmanet-cluster-lldp.XXXXXX)
-chmod 755 "$lldp_dir" # lldpd's lldpcli drops to _lldpd and must reach the control socket
-lldpd_pids=()
-stop_leaves() {
-  if ((${#lldpd_pids[@]})); then
-    kill "${lldpd_pids[@]}" 2>/dev/null || true
-    wait "${lldpd_pids[@]}" 2>/dev/null || true
-  fi
-  lldpd_pids=()
-  rm -rf "$lldp_dir"
-}
-teardown_hooks+=(stop_leaves)
 # peer_of NETDEV: its veth's other end, in the simulated node's switch namespace.
 peer_of() {
   local iflink
@@ -230,13 +218,7 @@ for v in "${vfs[@]}"; do
   [[ -n $peer ]] || fail "no switch-side veth for $port in $sim_ns"
   [[ ,${leaf_peers[$leaf]:-}, == *",$peer,"* ]] || leaf_peers[$leaf]+=${leaf_peers[$leaf]:+,}$peer
 done
-for leaf in leaf-a leaf-b; do
-  printf 'configure system hostname %s\nconfigure lldp portidsubtype ifname\nconfigure lldp tx-interval 1\n' \
-    "$leaf" >"$lldp_dir/$leaf.conf"
-  ip netns exec "$sim_ns" lldpd -d -u "$lldp_dir/$leaf.sock" -O "$lldp_dir/$leaf.conf" \
-    -I "${leaf_peers[$leaf]}" >"$lldp_dir/$leaf.log" 2>&1 &
-  lldpd_pids+=("$!")
-done
+for leaf in leaf-a leaf-b; do start_leaf "$leaf" "${leaf_peers[$leaf]}" "$sim_ns"; done
 # slice_rails: "<device> <pfName> <rail> <switchPortId>" per device of rdmanet's slices ("-" for
 # an absent attribute).
 slice_rails() {
@@ -277,12 +259,23 @@ read -r _ rail_pf rail_got rail_port < <(slice_rails | awk -v d="$dev" '$1 == d'
 delete_claim_pod rail-b
 # The daemon's token and Nodes: another label of its own Node, or a rail label of another Node,
 # is refused by the policy (an update as the daemon makes one: a PUT of the whole object).
+# Node controllers write Nodes too (a new Node gets its taints and lifecycle labels a moment after
+# it is made): a 409 between the read and the PUT is read again, as the daemon does, up to 5 times.
 node_put_as_daemon() { # NODE PYTHON-EXPR-ON-n: the node changed by the expression, PUT as the daemon
-  kc get node "$1" -o json | /usr/bin/python3 -c "
+  local out _
+  for _ in 1 2 3 4 5; do
+    if out=$(kc get node "$1" -o json | /usr/bin/python3 -c "
 import json, sys
 n = json.load(sys.stdin)
 $2
-print(json.dumps(n))" | as_daemon replace -f - 2>&1
+print(json.dumps(n))" | as_daemon replace -f - 2>&1); then
+      echo "$out"
+      return 0
+    fi
+    [[ $out == *"(Conflict)"* ]] || break
+  done
+  echo "$out"
+  return 1
 }
 out=$(node_put_as_daemon "$node_name" 'n["metadata"]["labels"]["probe"] = "1"') &&
   fail "the daemon's token added a label that is not a rail to its Node"
