@@ -52,7 +52,7 @@ enum class VfLinkState { kAuto = 0, kEnable = 1, kDisable = 2 };
 
 // A VF's configuration as its PF reports it (IFLA_VFINFO_LIST).
 // The PF's per-VF traffic counters (IFLA_VF_STATS), where the driver reports them (mlx5, ice;
-// igb does not). Monotonic while the VF exists.
+// igb does not: the kernel sends it zeros, taken as no reading). Monotonic while the VF exists.
 struct VfTraffic {
   uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
   uint64_t rx_dropped = 0, tx_dropped = 0;  // 0 on kernels before 5.4 (not reported)
@@ -70,7 +70,7 @@ struct VfInfo {
   VfLinkState link_state = VfLinkState::kAuto;
   uint32_t min_tx_rate = 0;  // Mb/s, 0 = unlimited
   uint32_t max_tx_rate = 0;
-  std::optional<VfTraffic> traffic;  // nullopt: the driver reports no per-VF counters
+  std::optional<VfTraffic> traffic;  // nullopt: the driver reports no per-VF counters (or zeros)
   bool operator==(const VfInfo&) const = default;
 };
 

@@ -39,11 +39,20 @@ std::optional<IpAddress> ipFrom(const nlattr::Attr& a, int family) {
 // Folds one IFLA_VF_INFO nest into `vfs` (keyed by the VF number carried in every struct).
 // IFLA_VF_STATS: a nest of u64 counters. It carries no VF number of its own: it belongs to the
 // VF the other attributes of the same IFLA_VF_INFO name.
-std::optional<VfTraffic> parseVfStats(std::span<const uint8_t> nest) {
+//
+// A nest of zeros only is no reading: the kernel puts IFLA_VF_STATS in every dump, zeroed, and
+// asks the driver to fill it only when the driver counts per VF (ndo_get_vf_stats: mlx5, ice).
+// igb does not, and its VFs read 0 whatever they carried (measured in the VM cluster: a VF that
+// had moved thousands of frames read all zeros). A VF that has carried anything counts at least
+// one packet, so all zeros from a counting driver means only "nothing yet", which is no loss.
+// False when the nest is malformed; `out` is the reading, or nullopt for zeros only.
+bool parseVfStats(std::span<const uint8_t> nest, std::optional<VfTraffic>& out) {
   VfTraffic t;
+  bool any = false;
   nlattr::Walker w(nest);
   while (auto a = w.next()) {
     const uint64_t v = a->as<uint64_t>().value_or(0);
+    any = any || v != 0;
     switch (a->type) {
       case IFLA_VF_STATS_RX_PACKETS:
         t.rx_packets = v;
@@ -67,8 +76,9 @@ std::optional<VfTraffic> parseVfStats(std::span<const uint8_t> nest) {
         break;  // broadcast, multicast, padding
     }
   }
-  if (w.malformed()) return std::nullopt;
-  return t;
+  if (w.malformed()) return false;
+  out = any ? std::optional<VfTraffic>(t) : std::nullopt;
+  return true;
 }
 
 bool parseVfInfo(std::span<const uint8_t> nest, std::map<uint32_t, VfInfo>& vfs) {
@@ -124,8 +134,7 @@ bool parseVfInfo(std::span<const uint8_t> nest, std::map<uint32_t, VfInfo>& vfs)
         }
         break;
       case IFLA_VF_STATS:
-        traffic = parseVfStats(a->payload);
-        if (!traffic) return false;
+        if (!parseVfStats(a->payload, traffic)) return false;
         break;
       default:
         break;  // IFLA_VF_TX_RATE (superseded by IFLA_VF_RATE), GUIDs, ...

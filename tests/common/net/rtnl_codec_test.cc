@@ -169,6 +169,29 @@ TEST(RtnlCodecTest, ReadsThePfsPerVfTrafficCountersAfterTheVfsOtherAttributes) {
                                           .tx_dropped = 16}));
 }
 
+// What the kernel sends for a driver without per-VF counters (igb): IFLA_VF_STATS in every VF's
+// nest, every counter zero. That is no reading, not a VF that carried nothing.
+TEST(RtnlCodecTest, VfStatsOfZerosOnlyAreNoReading) {
+  const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x07};
+  ifla_vf_mac m{};
+  m.vf = 2;
+  std::memcpy(m.mac, mac, 6);
+  NlBytes b = linkHeader(4, IFF_UP);
+  b.str(IFLA_IFNAME, "enp0s3").begin(IFLA_VFINFO_LIST);
+  b.begin(IFLA_VF_INFO).attr(IFLA_VF_MAC, m).begin(IFLA_VF_STATS);
+  for (int type : {IFLA_VF_STATS_RX_PACKETS, IFLA_VF_STATS_TX_PACKETS, IFLA_VF_STATS_RX_BYTES,
+                   IFLA_VF_STATS_TX_BYTES, IFLA_VF_STATS_BROADCAST, IFLA_VF_STATS_MULTICAST,
+                   IFLA_VF_STATS_RX_DROPPED, IFLA_VF_STATS_TX_DROPPED}) {
+    b.attr(static_cast<uint16_t>(type), uint64_t{0});
+  }
+  b.end().end().end();
+  auto vfs = parseVfInfoList(b.bytes());
+  ASSERT_TRUE(vfs.ok()) << vfs.error().msg;
+  ASSERT_EQ(vfs->size(), 1u);
+  EXPECT_EQ((*vfs)[0].index, 2);
+  EXPECT_FALSE((*vfs)[0].traffic.has_value());
+}
+
 TEST(RtnlCodecTest, LinkWithoutVfListHasNoVfs) {
   NlBytes b = linkHeader(2, 0);
   b.str(IFLA_IFNAME, "eth0");
