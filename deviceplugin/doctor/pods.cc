@@ -56,8 +56,9 @@ uint64_t grown(uint64_t before, uint64_t after) { return after >= before ? after
 constexpr std::string_view kRdmaTraffic[] = {"rx_bytes", "tx_bytes", "rx_packets", "tx_packets"};
 
 // Bytes the pod's interface moved (rx + tx) between the readings: its own netdev counters (read
-// in its netns: every mode, but only with CAP_SYS_ADMIN, which the chart's daemon lacks), else
-// its VF's as the PF counts them (sriov on mlx5 or ice; unprivileged). The VF's count its RDMA
+// in its netns: every mode, but only with CAP_SYS_ADMIN, which the chart's daemon has only with
+// devicePlugin.podNetns.enabled), else its VF's as the PF counts them (sriov on mlx5 or ice;
+// unprivileged). The VF's count its RDMA
 // traffic too, which is no matter here: a fallback is judged only where RDMA stood still.
 // nullopt when neither reading pair has them.
 std::optional<uint64_t> interfaceBytes(const DeviceReading& b, const DeviceReading& a) {

@@ -154,7 +154,8 @@ PodSnapshot readPods(const std::vector<PodDevice>& devices, const PodReaderDeps&
       }
     });
     // Only where devices live in there: a pod's interface counters need CAP_SYS_ADMIN, which
-    // the chart's daemon does not have, and their absence is no error (the VF's stand in).
+    // the chart's daemon has only with devicePlugin.podNetns.enabled, and their absence is no
+    // error (the VF's stand in).
     if (!st.ok() && needs_netns.contains(netns)) ++snap.unread_netns;
   }
   for (auto& [netdev, p] : ports) {

@@ -96,8 +96,9 @@ if (ds) {
   }
 
   // Least privilege: no container is privileged; capabilities are all dropped and none added,
-  // except NET_RAW for the device plugin while it listens for LLDP (no --no-lldp): its
-  // receive-only AF_PACKET socket.
+  // except for the device plugin NET_RAW while it listens for LLDP (no --no-lldp): its
+  // receive-only AF_PACKET socket; and SYS_ADMIN while it reads the pods' namespaces (it mounts
+  // the runtime's netns dir, volume pod-netns).
   const all = [...(pod.initContainers || []), ...pod.containers];
   for (const c of all) {
     const sc = c.securityContext || {};
@@ -108,7 +109,10 @@ if (ds) {
     expectEq(`${where} capabilities.drop`, (sc.capabilities || {}).drop, ['ALL']);
     const lldp = (pod.containers || []).includes(c) && (c.args || []).includes('--config') &&
         !(c.args || []).includes('--no-lldp');
-    expectEq(`${where} capabilities.add`, (sc.capabilities || {}).add, lldp ? ['NET_RAW'] : undefined);
+    const podNetns = (pod.containers || []).includes(c) &&
+        (c.volumeMounts || []).some((m) => m.name === 'pod-netns');
+    const want = [...(lldp ? ['NET_RAW'] : []), ...(podNetns ? ['SYS_ADMIN'] : [])];
+    expectEq(`${where} capabilities.add`, (sc.capabilities || {}).add, want.length ? want : undefined);
     for (const r of ['requests', 'limits']) {
       for (const k of ['cpu', 'memory']) {
         if (!(c.resources && c.resources[r] && c.resources[r][k])) fail(`${where} lacks ${r}.${k}`);

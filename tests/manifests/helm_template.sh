@@ -41,6 +41,18 @@ case $what in
     "${check[@]}" "$tmp/r.yaml"
     grep -q '"rails": {' "$tmp/r.yaml" || die "devicePlugin.lldp.rails is not in the config"
     grep -q 'add: \[NET_RAW\]' "$tmp/r.yaml" || die "lldp on by default adds no NET_RAW"
+    ! grep -q 'add: \[.*SYS_ADMIN\|name: pod-netns' "$tmp/r.yaml" || die "podNetns off by default, yet rendered"
+    # Reading in the pods' netns: SYS_ADMIN beside NET_RAW (alone with LLDP off), the runtime's
+    # netns dir mounted read-only with HostToContainer propagation.
+    render "$tmp/n.yaml" --set devicePlugin.podNetns.enabled=true
+    "${check[@]}" "$tmp/n.yaml"
+    grep -q 'add: \[NET_RAW, SYS_ADMIN\]' "$tmp/n.yaml" || die "podNetns adds no SYS_ADMIN"
+    grep -A3 'name: pod-netns$' "$tmp/n.yaml" | grep -q 'mountPropagation: HostToContainer' ||
+      die "the pods' netns dir is not mounted HostToContainer"
+    grep -A2 'name: pod-netns$' "$tmp/n.yaml" | grep -q 'path: /var/run/netns' ||
+      die "the pods' netns dir is not /var/run/netns"
+    render "$tmp/n2.yaml" --set devicePlugin.podNetns.enabled=true --set devicePlugin.lldp.enabled=false
+    grep -q 'add: \[SYS_ADMIN\]' "$tmp/n2.yaml" || die "podNetns without LLDP adds not SYS_ADMIN alone"
     # The per-pod series' own namespace and pod labels survive the scrape.
     grep -qx ' *honorLabels: true' "$tmp/a.yaml" || die "the ServiceMonitor does not honor labels"
 
