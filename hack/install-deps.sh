@@ -31,7 +31,9 @@ want_build=(
 # (tests/manifests/monitoring.sh), and for the server itself, which scrapes the daemon
 # in the VM and answers PromQL over its HTTP API (tests/vm/pod_counters.sh, with curl); nftables routes the test cluster's kubernetes Service
 # to its API server, hack/cluster/network.sh); lldpd is the real LLDP sender on the switch side of
-# the rails tests (never run on the host itself: see below).
+# the rails tests (never run on the host itself: see below); libopenmpi-dev builds the all-reduce
+# benchmark of the test cluster's workload image (hack/cluster/images.sh), whose ranks run the
+# image's own Open MPI from the same Debian release.
 want_test=(
   iproute2 iputils-ping tcpdump procps psmisc strace
   containernetworking-plugins golang-go golang-github-appc-cni-dev
@@ -40,6 +42,7 @@ want_test=(
   jq curl ethtool perftest rdmacm-utils
   mmdebstrap podman runc
   shellcheck clang-tidy openssl python3-prometheus-client prometheus nftables lldpd
+  libopenmpi-dev
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.
 want_backports=(qemu-system-x86)

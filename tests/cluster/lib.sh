@@ -71,7 +71,13 @@ cluster_teardown() {
     echo "--- rdmanet daemon" >&2
     kc -n rdmanet logs ds/rdmanet --tail 40 >&2 2>/dev/null || true
   fi
-  "$cluster" down >/dev/null 2>&1 || echo "cluster down failed" >&2
+  # RDMANET_CLUSTER_KEEP=1 leaves a failed test's cluster up, to look at by hand (`cluster down`
+  # after).
+  if ((rc != 0)) && [[ ${RDMANET_CLUSTER_KEEP:-} == 1 ]]; then
+    echo "RDMANET_CLUSTER_KEEP=1: the cluster stays up" >&2
+  else
+    "$cluster" down >/dev/null 2>&1 || echo "cluster down failed" >&2
+  fi
   exit "$rc"
 }
 

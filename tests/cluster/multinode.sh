@@ -12,16 +12,29 @@
 #     and priority 3;
 #   - RDMA across the nodes: Soft-RoCE over each pod's VF (hack/vm/roce_pods.sh's arrangement:
 #     an ipvlan slave of the pod's eth1 in the node's initial netns carries the rxe), ib_write_bw
-#     from node 1 to node 2, and every RoCE v2 frame on the switch tagged VLAN 100, priority 3;
+#     from the pod on node 1 to the pod on node 2, every RoCE v2 frame on the switch tagged
+#     VLAN 100, priority 3;
 #   - each node's daemon counts its pod's RDMA packets under that pod's labels;
+#   - the job: an MPI all-reduce (Debian's Open MPI with UCX over the RDMA devices) across both
+#     pods, launched through the API by a launcher pod as the MPI operator does (mpi_job.sh),
+#     every result checked, its frames on the switch tagged, its RDMA counted under both pods,
+#     and `rdmanet-doctor pods` on each node finding no fallback while it runs;
+#   - the silent fallback to TCP: the same job with UCX on TCP over eth1; the doctor on each node
+#     FAILs its rank ("fell back to TCP"), and each daemon exports the rank's eth1 bytes;
 #   - rails: each node's port hears a different leaf (lldpd on the switch side), and each pod's
 #     Allocate names its node's rail;
 # and then in DRA mode (the chart upgraded to api: dra): each node's VFs published on rail rail0
 # (a rule over both leaves' names), one pod per node whose claim selects rail0 with its node's VF
-# as eth1, tagged on the switch, the node's rail label, and a claim for another rail pending.
-# Figures: the VM accelerator, cluster up, both pods created to both Ready, the RDMA bandwidth.
+# as eth1, tagged on the switch, the same two jobs between them, the node's rail label, and a
+# claim for another rail pending.
+# Figures: the VM accelerator, cluster up, both pods created to both Ready, the RDMA bandwidth,
+# the all-reduce's bus bandwidth.
 # shellcheck source=tests/cluster/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/cluster/vm_job.sh
+. "$(dirname "$0")/vm_job.sh"
+# shellcheck source=tests/cluster/mpi_job.sh
+. "$(dirname "$0")/mpi_job.sh"
 
 nodes=2
 trap cluster_teardown EXIT
@@ -47,70 +60,15 @@ note up_seconds_multinode $((SECONDS - start))
 kc create namespace "$ns" >/dev/null
 wait_until 60 "default ServiceAccount in $ns" kc -n "$ns" get serviceaccount default
 
-# The daemon's pod is Ready before kubelet has its registration in the node's status.
-vfs_of_node() { [[ $(kc get node "$1" -o 'jsonpath={.status.allocatable.rdma/vf}') == 4 ]]; }
-for ((i = 1; i <= nodes; i++)); do
-  wait_until 120 "rdma/vf of rdmanet-vm$i: its igb's 4 VFs" vfs_of_node "rdmanet-vm$i"
-done
+wait_node_vfs
 ok "both VM nodes Ready with 4 real VFs each as rdma/vf ($accel)"
 
-# One pod per node, each on its node's NAD (rdmanet.sh: one host-local range per node). The pod
-# sleeps with an argument of its own, so that the node agent below finds its PID.
-rank_pod() {
-  cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata:
-  name: rank-$1
-  namespace: $ns
-  annotations:
-    k8s.v1.cni.cncf.io/networks: '[{"name":"rdma-vf-$1","namespace":"rdmanet","interface":"eth1"}]'
-spec:
-  nodeSelector: {kubernetes.io/hostname: rdmanet-vm$1}
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: $workload_image
-    imagePullPolicy: Never
-    command: [sleep, "8640$1"]
-    resources:
-      limits: {rdma/vf: "1"}
-YAML
-}
-# A privileged pod in the node's own namespaces (network, PID) with its /dev: what an operator's
-# node shell would be. It makes the Soft-RoCE device and runs perftest.
-agent_pod() {
-  cat <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: agent-$1, namespace: $ns}
-spec:
-  nodeSelector: {kubernetes.io/hostname: rdmanet-vm$1}
-  hostNetwork: true
-  hostPID: true
-  terminationGracePeriodSeconds: 1
-  containers:
-  - name: main
-    image: $workload_image
-    imagePullPolicy: Never
-    command: [sleep, "8650$1"]
-    securityContext: {privileged: true}
-    # The node's /dev, live: the Soft-RoCE device's uverbs node appears after the pod starts,
-    # and a privileged container's own /dev is a copy made at its start.
-    volumeMounts: [{name: dev, mountPath: /dev}]
-  volumes: [{name: dev, hostPath: {path: /dev}}]
-YAML
-}
 # Rails (issue 32, section 4): each node's igb port hears a different leaf, rail0-leaf<i>, from a
 # real LLDP sender (Debian's lldpd) on the switch's side of its port (the host end of the tap
 # rdmcd<i>, so the frames go to that VM alone). With the chart's default rule each node's daemon
 # names its port's rail after the leaf, and its pod's Allocate hands it over
 # (PCIDEVICE_RDMA_VF_RAILS); in DRA mode below, a rule names both ports' rail rail0.
 for ((i = 1; i <= nodes; i++)); do start_leaf "rail0-leaf$i" "rdmcd$i"; done
-daemon_of() { # NODE: the rdmanet daemon pod on it
-  kc -n rdmanet get pods -l app.kubernetes.io/component=node \
-    --field-selector "spec.nodeName=$1" -o 'jsonpath={.items[0].metadata.name}'
-}
 heard_leaf() { # I: node i's daemon logged rail0-leaf<i> as its port's neighbour
   kc -n rdmanet logs "$(daemon_of "rdmanet-vm$1")" 2>/dev/null |
     grep -q "LLDP neighbour \"rail0-leaf$1\" .* rail \"rail0-leaf$1\""
@@ -152,19 +110,6 @@ for ((i = 1; i <= nodes; i++)); do
 done
 ok "each node's port on its own leaf: rank-1 got rail rail0-leaf1, rank-2 rail0-leaf2; NCCL_IB_TC 104 and NCCL_IB_SL 3 in both"
 
-# capture_start FILE FILTER / capture_stop: tcpdump on the switch.
-capture_start() {
-  tcpdump -i rdmcd -e -nn -U -w "$1" "$2" 2>/dev/null &
-  cap_pid=$!
-  # tcpdump is listening once the bridge's packet socket exists: wait for it by its counter.
-  wait_until 10 "tcpdump on rdmcd" grep -q . "/proc/$cap_pid/net/packet"
-}
-capture_stop() {
-  kill -INT "$cap_pid" 2>/dev/null || true
-  wait "$cap_pid" 2>/dev/null || true
-}
-cap_pid=
-teardown_hooks+=(capture_stop)
 
 pair="ether host ${mac[1]} or ether host ${mac[2]}"
 capture_start ping.pcap "$pair"
@@ -178,87 +123,123 @@ tagged=$(grep -c 'vlan 100, p 3,' <<<"$frames" || true)
 eq "pod frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged"
 ok "pod to pod across nodes: $total frames on the switch, all VLAN 100 priority 3"
 
-# Soft-RoCE on node i over rank-i's VF: the slave rsl<i> of its eth1, in the node's initial
-# netns (rdma_rxe's socket lives there), with an address of its own.
-roce_up() {
-  local i=$1 pid
-  # (The image's busybox has no pgrep: its processes' command lines, read from /proc.)
-  pid=$(pod_exec "agent-$i" sh -c "for p in /proc/[0-9]*; do
-      [ \"\$(tr '\\0' ' ' <\$p/cmdline 2>/dev/null)\" = 'sleep 8640$i ' ] && echo \${p#/proc/}
-    done 2>/dev/null; true" | head -n1)
-  [[ -n $pid ]] || fail "node $i: no PID of rank-$i"
-  # /bin/ip, iproute2's: the image's busybox sh runs its own ip applet for a bare `ip`, which
-  # ignores `mode l2` (an L3 ipvlan slave sends no frame).
-  pod_exec "agent-$i" sh -ec "
-    nsenter -t $pid -n /bin/ip link add link eth1 name rsl$i type ipvlan mode l2
-    nsenter -t $pid -n /bin/ip link set rsl$i netns 1
-    /bin/ip addr add 192.168.78.$i/24 dev rsl$i
-    /bin/ip link set rsl$i up
-    rdma link add rxe$i type rxe netdev rsl$i" || fail "node $i: Soft-RoCE over rank-$i's VF"
-  [[ $(pod_exec "agent-$i" /bin/ip -d link show "rsl$i") == *"ipvlan  mode l2 "* ]] ||
-    fail "node $i: rsl$i is not an L2 ipvlan slave"
-}
-# gid_index I: the RoCE v2 GID index of rxe<i> for its address, once the table has it.
-gid_index() {
-  pod_exec "agent-$1" sh -c "
-    d=/sys/class/infiniband/rxe$1/ports/1
-    for g in \$d/gids/*; do
-      n=\${g##*/}
-      [ \"\$(cat \$g)\" = 0000:0000:0000:0000:0000:ffff:c0a8:4e0$1 ] || continue
-      [ \"\$(cat \$d/gid_attrs/types/\$n 2>/dev/null)\" = 'RoCE v2' ] && echo \$n && exit 0
-    done
-    exit 1"
-}
-for ((i = 1; i <= nodes; i++)); do roce_up "$i"; done
-wait_until 30 "rxe1's RoCE v2 GID" gid_index 1
-wait_until 30 "rxe2's RoCE v2 GID" gid_index 2
-g1=$(gid_index 1) g2=$(gid_index 2)
 
-# (A filter on udp alone would miss the tagged frames: tcpdump matches VLAN frames only after
-# a `vlan` keyword.)
-capture_start roce.pcap "udp port 4791 or (vlan and udp port 4791)"
-# The server in node 2's own network (the agent's host network), for as long as its exec runs.
-pod_exec agent-2 timeout 300 ib_write_bw -d rxe2 -x "$g2" -F -s 65536 -n 500 >bw-server.txt 2>&1 &
-server=$!
-listening() { pod_exec agent-2 sh -c 'netstat -ltn 2>/dev/null | grep -q ":18515 "'; }
-server_output() { [[ ! -s bw-server.txt ]] || sed 's/^/ib_write_bw server: /' bw-server.txt >&2; }
-teardown_hooks+=(server_output)
-wait_until 60 "ib_write_bw server listening on rdmanet-vm2" listening
-# On a loaded TCG vCPU perftest may fail to print its report after a good transfer (as
-# roce_pods.sh notes): the frames on the switch and the counters below decide; its report, when
-# there is one, gives the figure.
-bw=$(pod_exec agent-1 timeout 300 ib_write_bw -d rxe1 -x "$g1" -F -s 65536 -n 500 10.244.0.3 2>&1) ||
-  echo "note: ib_write_bw's client exited non-zero: $bw" >&2
-wait "$server" || echo "note: ib_write_bw's server exited non-zero" >&2
+# mpi_job TAG: the job, an all-reduce over both ranks through UCX on the nodes' RDMA devices,
+# launched through the API (mpi_job.sh); every RoCE v2 frame of it on the switch tagged, its RDMA
+# counted under both pods' labels. UCX over Soft-RoCE needs two settings a real RoCE NIC does not:
+#   - the GID index (rxe's table has the slave's IPv6 link-local GID first);
+#   - UCX_UD_VERBS_ETH_DGID_CHECK=n: UCX's wire-up runs over UD, and UCX 1.13 checks each UD
+#     packet's GRH destination against its own GID; on rxe every packet failed that check and was
+#     dropped (measured: the ranks' UD endpoints timed out after 30 s, while perftest's UD and RC
+#     crossed), so the check is off.
+mpi_job() {
+  local tag=$1 name=mpi-$1 rows busbw total i
+  declare -A before
+  [[ $g1 == "$g2" ]] || fail "rxe1's RoCE v2 GID is index $g1, rxe2's $g2: UCX_IB_GID_INDEX is one for all ranks"
+  for ((i = 1; i <= nodes; i++)); do before[$i]=$(pod_rdma_packets "$i"); done
+  capture_start "$name.pcap" "$roce_filter"
+  MPI_UCX_ENV="UCX_IB_GID_INDEX=$g1 UCX_UD_VERBS_ETH_DGID_CHECK=n" \
+    mpi_start "$name" rc_verbs,ud_verbs,self rank-1 rank-2 -- -b 8 -e 1M -f 4 -n 5 -w 1 -T 25
+  # The doctor, while the job soaks: RDMA moves, so no fallback (and it did read each eth1).
+  doctor_during "$name"
+  mpi_wait "$name" || {
+    sed "s/^/$name: /" "$name.log" >&2
+    fail "the all-reduce over RDMA ($tag) failed"
+  }
+  capture_stop
+  rows=$(mpi_rows "$name")
+  eq "all-reduce sizes (8 B to 512 KiB by 4)" 9 "$(grep -c . <<<"$rows")"
+  eq "all-reduce results wrong, the soak's too" 0 "$(sed -n 's/^# wrong results : //p' "$name.log")"
+  eq "the table's #wrong" 0 "$(awk '{s += $8} END {print s + 0}' <<<"$rows")"
+  busbw=$(mpi_busbw "$name")
+  note "allreduce_busbw_gb_s_$tag" "$busbw"
+  note "allreduce_512k_busbw_gb_s_$tag" "$(awk '$1 == 524288 {print $7}' <<<"$rows")"
+  total=$(tagged_roce "$name.pcap" 100 "the all-reduce")
+  grown() { (($(pod_rdma_packets "$1") > before[$1] + 50)); }
+  for ((i = 1; i <= nodes; i++)); do
+    wait_until 30 "rank-$i's RDMA packets counted during the all-reduce" grown "$i"
+    [[ $(doctor_says "$name" "$i" '.netdev_bytes_per_s > 0 and (.summary | test("fell back") | not)') == true ]] ||
+      fail "doctor pods on rdmanet-vm$i during the RDMA job: $(doctor_says "$name" "$i" .summary)"
+  done
+  ok "MPI all-reduce across the nodes ($tag), launched through the API: 9 sizes and a 25 s soak, \
+every result right, avg bus bandwidth $busbw GB/s, $total RoCE v2 frames all VLAN 100 priority 3, \
+counted under both pods; doctor pods finds no fallback"
+}
+
+# doctor_during NAME: once job NAME soaks, `rdmanet-doctor pods` in each node's daemon (which
+# reads the pods' eth1 in their namespaces: the chart's podNetns, rdmanet.sh), 5 s apart, both
+# nodes at once; the JSON in NAME-doctor-<i>.json. (Exit 1 when a pod FAILs: the JSON decides.)
+doctor_during() {
+  local i pids=()
+  wait_until 300 "$1 soaking" mpi_logged "$1" "# soak:"
+  for ((i = 1; i <= nodes; i++)); do
+    kc -n rdmanet exec "$(daemon_of "rdmanet-vm$i")" -c device-plugin -- \
+      rdmanet-doctor pods --interval 5 --json >"$1-doctor-$i.json" 2>"$1-doctor-$i.err" &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do wait "$i" || true; done
+}
+# doctor_says NAME I JQ: JQ of rank-i's entry in node i's doctor JSON of job NAME.
+doctor_says() {
+  jq -r --arg p "$ns/rank-$2" ".pods[] | select(.pod == \$p) | $3" "$1-doctor-$2.json" 2>/dev/null ||
+    cat "$1-doctor-$2.err" >&2
+}
+
+# fallback_job TAG: the silent fallback to TCP (issue 30, section 3): the same job with UCX on TCP
+# over eth1 (and Open MPI told to take UCX's TCP, which it refuses by default), the ranks'
+# RDMA devices idle. `doctor pods` on each node names its rank; each daemon exports the rank's
+# eth1 bytes under its labels (the chart's RdmanetPodSilentTcpFallback compares them with the
+# RDMA counters).
+fallback_job() {
+  local tag=$1 name=mpi-tcp-$1 i rate
+  MPI_UCX_NET_DEVICES=eth1 MPI_MCA="pml_ucx_tls=any pml_ucx_devices=any" \
+    mpi_start "$name" tcp,self rank-1 rank-2 -- -b 1M -e 1M -n 2 -w 1 -T 25
+  doctor_during "$name"
+  mpi_wait "$name" || {
+    sed "s/^/$name: /" "$name.log" >&2
+    fail "the all-reduce over TCP ($tag) failed"
+  }
+  eq "all-reduce over TCP: wrong results" 0 "$(sed -n 's/^# wrong results : //p' "$name.log")"
+  for ((i = 1; i <= nodes; i++)); do
+    [[ $(doctor_says "$name" "$i" '.verdict + " " + (.summary | test("fell back to TCP") | tostring)') == "FAIL true" ]] ||
+      fail "doctor pods on rdmanet-vm$i does not name rank-$i's fallback: $(doctor_says "$name" "$i" .summary)"
+    rate=$(doctor_says "$name" "$i" '.netdev_bytes_per_s | floor')
+    note "fallback_eth1_bytes_per_s_${tag}_rank$i" "$rate"
+    curl -fsS --max-time 10 "http://10.244.0.$((1 + i)):9109/metrics" |
+      grep -q "^rdmanet_pod_netdev_tx_bytes_total{namespace=\"$ns\",pod=\"rank-$i\"" ||
+      fail "rdmanet-vm$i's daemon exports no eth1 bytes of rank-$i"
+  done
+  ok "the silent fallback to TCP ($tag): doctor pods on each node FAILs its rank (\"fell back to \
+TCP\"), each daemon exports the rank's eth1 bytes"
+}
+
+roce_all_up
+capture_start roce.pcap "$roce_filter"
+# perftest from inside the pods: the server in rank-2, the client in rank-1, their exchange over
+# the pods' eth1, the RDMA over each node's rxe.
+mbps=$(write_bw rank-1 rank-2 rxe1 "$g1" rxe2 "$g2" "${ip[2]}" bw.txt)
 capture_stop
-mbps=$(awk '$1 == 65536 {print $4}' <<<"$bw")
 note rdma_write_bw_mb_s_cross_node "${mbps:-none}"
-frames=$(tcpdump -r roce.pcap -e -nn 2>/dev/null)
-total=$(grep -c . <<<"$frames" || true)
-tagged=$(grep -c 'vlan 100, p 3,' <<<"$frames" || true)
-((total >= 500)) || fail "only $total RoCE v2 frames on the switch"
-eq "RoCE v2 frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged"
-ok "RDMA across nodes: ib_write_bw ${mbps:-(no report)} MB/s, $total RoCE v2 frames, all VLAN 100 priority 3"
+total=$(tagged_roce roce.pcap 500 ib_write_bw)
+ok "RDMA across nodes, pod to pod: ib_write_bw ${mbps:-(no report)} MB/s, $total RoCE v2 frames, all VLAN 100 priority 3"
 
-# Each node's daemon counts its pod's Soft-RoCE traffic under that pod's labels (in packets:
-# rxe's counters have no bytes).
-pod_rdma_packets() {
-  curl -fsS --max-time 10 "http://10.244.0.$((1 + $1)):9109/metrics" |
-    awk -v p="pod=\"rank-$1\"" '$1 ~ /^rdmanet_pod_rdma_(tx|rx)_packets_total\{/ && index($1, p) {s += $2}
-      END {print s + 0}'
-}
 counted() { (($(pod_rdma_packets "$1") > 500)); }
 for ((i = 1; i <= nodes; i++)); do
   wait_until 30 "rdmanet-vm$i's daemon counting rank-$i's RDMA packets" counted "$i"
 done
 ok "each node's daemon counts its pod's RDMA packets under the pod's labels"
 
+mpi_rbac
+mpi_job deviceplugin
+fallback_job deviceplugin
+
 # --- DRA mode on the same VM nodes: the chart upgraded to api: dra, with a rail rule that names a
 # port's rail after its leaf's rail ("rail0-leaf1" and "rail0-leaf2": two switches, one rail).
 # Each node's daemon publishes its 4 real VFs with rail rail0; one pod per node whose claim
 # selects rail rail0 gets a VF of its node as eth1 (mode sriov, VLAN 100, priority 3 on the
 # switch), and a claim that selects rail1 stays pending for the scheduler's reason.
-for ((i = 1; i <= nodes; i++)); do delete_pod "rank-$i" "agent-$i"; done
+for ((i = 1; i <= nodes; i++)); do roce_down "$i"; done
+for ((i = 1; i <= nodes; i++)); do delete_pod "rank-$i"; done
 RDMANET_RAIL_RULE='{match: "(rail[0-9]+)-leaf[0-9]+", rail: "$1"}' \
   "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
 nic_class=vf.rdma.rdmanet.io
@@ -276,7 +257,8 @@ on_rail0() { [[ $(node_rails "$1" | sort | uniq -c | awk '{print $1, $2}') == "4
 for ((i = 1; i <= nodes; i++)); do
   wait_until 180 "rdmanet-vm$i's 4 VFs in ResourceSlices, on rail rail0" on_rail0 "rdmanet-vm$i"
 done
-# rail_pod I RAIL: a pod on node I whose claim asks for a VF on RAIL, eth1 the node's network.
+# rail_pod I RAIL: a pod on node I whose claim asks for a VF on RAIL, eth1 the node's network
+# (below: one for a rail no port is on).
 rail_pod() {
   claim_pod_yaml "rail-$1-$2" "[{name: nic, exactly: {deviceClassName: $nic_class, \
 selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].rail == \"$2\"'}}]}}]" "" \
@@ -284,12 +266,26 @@ selectors: [{cel: {expression: 'device.attributes[\"rdmanet.io\"].rail == \"$2\"
     awk -v node="rdmanet-vm$1" '/^kind: Pod$/ {pod = 1} {print} pod && /^spec:$/ {
       print "  nodeSelector: {kubernetes.io/hostname: " node "}"; pod = 0 }' | kc apply -f - >/dev/null
 }
+# The job's pods again, each VF now through a claim for rail rail0 (one template, a claim per pod).
+kc apply -f - >/dev/null <<YAML
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: rail0-vf, namespace: $ns}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly:
+          deviceClassName: $nic_class
+          selectors: [{cel: {expression: 'device.attributes["rdmanet.io"].rail == "rail0"'}}]
+YAML
 start=$SECONDS
-for ((i = 1; i <= nodes; i++)); do rail_pod "$i" rail0; done
-for ((i = 1; i <= nodes; i++)); do wait_pod_ready "rail-$i-rail0" 300; done
+for ((i = 1; i <= nodes; i++)); do rank_pod "$i" rail0-vf | kc apply -f - >/dev/null; done
+for ((i = 1; i <= nodes; i++)); do wait_pod_ready "rank-$i" 300; done
 note job_start_seconds_dra $((SECONDS - start))
 for ((i = 1; i <= nodes; i++)); do
-  p=rail-$i-rail0
+  p=rank-$i
   ip[$i]=$(pod_exec "$p" ip -4 -o addr show dev eth1 | awk '{print $4}')
   ip[$i]=${ip[$i]%/*}
   mac[$i]=$(pod_exec "$p" cat /sys/class/net/eth1/address)
@@ -302,13 +298,16 @@ for ((i = 1; i <= nodes; i++)); do
 done
 pair="ether host ${mac[1]} or ether host ${mac[2]}"
 capture_start ping-dra.pcap "$pair"
-pod_exec rail-1-rail0 ping -c 5 -W 5 "${ip[2]}" >/dev/null || fail "rail-1-rail0 cannot ping rail-2-rail0"
+pod_exec rank-1 ping -c 5 -W 5 "${ip[2]}" >/dev/null || fail "rank-1 cannot ping rank-2 in DRA mode"
 capture_stop
 frames=$(tcpdump -r ping-dra.pcap -e -nn 2>/dev/null)
 total=$(grep -c . <<<"$frames" || true)
 tagged=$(grep -c 'vlan 100, p 3,' <<<"$frames" || true)
 ((total >= 10)) || fail "only $total frames of the DRA pods on the switch"
 eq "DRA pods' frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged"
+roce_all_up
+mpi_job dra
+fallback_job dra
 rail_pod 1 rail1
 claim_pending() {
   [[ $(kc -n "$ns" get pod rail-1-rail1 -o \
