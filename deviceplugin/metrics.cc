@@ -54,6 +54,11 @@ void Metrics::countEvent(std::string_view result) {
   ++it->second;
 }
 
+void Metrics::setPortNeighbors(std::map<std::string, PortNeighborInfo> by_port) {
+  std::lock_guard lock(mu_);
+  neighbors_ = std::move(by_port);
+}
+
 namespace {
 
 void counterFamily(PrometheusText& out, std::string_view name, std::string_view help,
@@ -107,6 +112,17 @@ std::string Metrics::render() const {
     for (const auto& [result, n] : events_) {
       out.sample("rdmanet_dra_events_total", {{"result", result}}, n);
     }
+  }
+  out.family("rdmanet_port_lldp_neighbor_info", "gauge",
+             "The switch port each port is cabled to, from LLDP, with its rail; 1 while known.");
+  for (const auto& [port, n] : neighbors_) {
+    out.sample("rdmanet_port_lldp_neighbor_info",
+               {{"port", port},
+                {"switch", n.switch_name},
+                {"switch_chassis_id", n.chassis_id},
+                {"switch_port", n.port_id},
+                {"rail", n.rail}},
+               1);
   }
   return std::move(out).str();
 }

@@ -15,6 +15,8 @@
 //   rdmanet_dra_events_total{result}  counter: Events about failed prepares, by what became of
 //                                     them: sent | repeat (folded into the next one) | dropped
 //                                     (queue full) | failed (the API server refused or was slow)
+// and, per port whose LLDP neighbour is known now (it goes with the neighbour's TTL):
+//   rdmanet_port_lldp_neighbor_info{port,switch,switch_chassis_id,switch_port,rail}  gauge, 1
 
 #include <array>
 #include <map>
@@ -25,6 +27,17 @@
 #include "common/base/histogram.h"
 
 namespace rdmanet::dp {
+
+// One port's LLDP neighbour as rdmanet_port_lldp_neighbor_info shows it: the switch's system
+// name, chassis and port IDs as LLDP gave them (lldp_frame.h), and the rail the config's rule
+// names from them ("" for none).
+struct PortNeighborInfo {
+  std::string switch_name{};
+  std::string chassis_id{};
+  std::string port_id{};
+  std::string rail{};
+  bool operator==(const PortNeighborInfo&) const = default;
+};
 
 class Metrics {
  public:
@@ -41,6 +54,9 @@ class Metrics {
   void observeClaimOperation(std::string_view operation, bool ok, double seconds);
   // What became of one failed prepare's Event (see the series above).
   void countEvent(std::string_view result);
+  // The ports' LLDP neighbours now, by port netdev: replaces the last set, so a port left out
+  // (its neighbour expired or said TTL 0, or it is no longer a port) loses its series.
+  void setPortNeighbors(std::map<std::string, PortNeighborInfo> by_port);
 
   std::string render() const;
 
@@ -64,6 +80,7 @@ class Metrics {
   std::map<Key, uint64_t> claim_operations_;  // operation, result
   std::map<std::string, Histogram> claim_seconds_;
   std::map<std::string, uint64_t, std::less<>> events_;
+  std::map<std::string, PortNeighborInfo> neighbors_;  // by port netdev
 };
 
 }  // namespace rdmanet::dp

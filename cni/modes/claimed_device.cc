@@ -9,6 +9,7 @@
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/limits.h"
+#include "common/base/bandwidth_limit.h"
 #include "common/json/json_access.h"
 #include "common/os/confined_path.h"
 #include "common/os/read_file.h"
@@ -31,7 +32,7 @@ struct RecordedDevice {
 // A device's "maxTxRateMbps": its share of its port, when the record gives one. A value of the
 // wrong type or range leaves the share unknown and says why in `rate_problem`.
 void readRate(const nlohmann::json& d, RecordedDevice& out) {
-  auto rate = optInt(d, "maxTxRateMbps", 1, kMaxClaimedRateMbps);
+  auto rate = optInt(d, "maxTxRateMbps", 1, kMaxBandwidthMbps);
   if (!rate.ok()) {
     out.rate_problem = rate.error().msg;
   } else if (*rate) {

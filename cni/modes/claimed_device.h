@@ -53,17 +53,14 @@ Result<PciAddress> claimedDevice(const DraRecordsDir& where, const std::string& 
 Result<std::vector<PciAddress>> podClaimedDevices(const DraRecordsDir& where,
                                                   const std::string& pod_uid);
 
-// The largest share a record may give a device, the daemon's bound on vfBandwidthMbps
-// (deviceplugin/pools/config.h kMaxBandwidthMbps): 10 Tbit/s.
-inline constexpr int64_t kMaxClaimedRateMbps = 10'000'000;
-
 // What the pod's records say of `pci`: its claim and DRA device, for its network report
 // (claim_report.h), and the share of its port the claim holds, which sriov mode sets as the VF's
 // max_tx_rate (vf_rate.h); nullopt when no record names it. Errors as claimedDevice's.
 struct ClaimedDeviceRef {
   std::string claim_uid;
   std::string device;  // "" in records of older daemons: no report can name it
-  // The record's "maxTxRateMbps", 1..kMaxClaimedRateMbps; none when absent or malformed.
+  // The record's "maxTxRateMbps", 1..kMaxBandwidthMbps (common/base/bandwidth_limit.h); none
+  // when absent or malformed.
   std::optional<uint32_t> max_tx_rate_mbps{};
   // Why a "maxTxRateMbps" present was not taken (a wrong type or range), for the caller to log;
   // "" otherwise. A bad field costs the share, not the attachment: the rest of the record stands.

@@ -10,21 +10,10 @@
 
 namespace rdmanet::kube {
 
-std::string decimalQuantity(int64_t value) {
-  if (value == 0) return "0";
-  static constexpr std::array<const char*, 7> kSuffixes = {"", "k", "M", "G", "T", "P", "E"};
-  // Negated as unsigned: INT64_MIN has no positive int64 counterpart.
-  uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
-  size_t exponent = 0;
-  while (exponent + 1 < kSuffixes.size() && magnitude % 1000 == 0) {
-    magnitude /= 1000;
-    ++exponent;
-  }
-  return (value < 0 ? "-" : "") + std::to_string(magnitude) + kSuffixes[exponent];
-}
-
 namespace {
 
+// Every suffix a quantity may carry, the decimal ones in ascending order: what parseQuantity
+// reads and decimalQuantity writes.
 struct Suffix {
   std::string_view text;
   int exp10;
@@ -84,6 +73,25 @@ void timesPowerOfTwo(std::string& digits, int exp2) {
 }
 
 }  // namespace
+
+std::string decimalQuantity(int64_t value) {
+  if (value == 0) return "0";
+  // Negated as unsigned: INT64_MIN has no positive int64 counterpart.
+  uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value) : static_cast<uint64_t>(value);
+  std::string_view suffix;
+  int exp10 = 0;
+  // Up the table's decimal suffixes from "" while the mantissa stays whole.
+  for (const Suffix& s : kSuffixTable) {
+    if (s.exp2 != 0 || s.exp10 <= exp10) continue;
+    uint64_t step = 1;
+    for (int k = exp10; k < s.exp10; ++k) step *= 10;
+    if (magnitude % step != 0) break;
+    magnitude /= step;
+    exp10 = s.exp10;
+    suffix = s.text;
+  }
+  return fmt::format("{}{}{}", value < 0 ? "-" : "", magnitude, suffix);
+}
 
 Result<int64_t> parseQuantity(std::string_view text) {
   const auto bad = [&](std::string_view why) {

@@ -4,21 +4,21 @@
 // those take the rate as an int of bytes/s, at most ~17 Gbit/s, and a share of a 100G or 400G
 // port is often more. The kernel reads a rate above 2^32-1 bytes/s from TCA_TBF_RATE64
 // (sch_tbf.c, as iproute2 sends it), and the bucket from TCA_TBF_BURST in bytes, so no rate
-// table and no tick conversion is needed (a rate spec with an Ethernet link layer has none).
+// table and no tick conversion is needed (a rate spec with an Ethernet link layer has none). The
+// dump's replies are decoded in rtnl_codec.h (parseRootTbfRate), fuzzed with the other decoders.
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <netlink/attr.h>
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
 
 #include "common/net/libnl_netlink.h"
 #include "common/net/libnl_socket.h"
-#include "common/net/nlattr_view.h"
+#include "common/net/rtnl_codec.h"
 
 namespace rdmanet {
 namespace {
@@ -47,28 +47,6 @@ tcmsg rootOf(int ifindex) {
   tcm.tcm_handle = 0;  // the kernel picks one
   tcm.tcm_parent = TC_H_ROOT;
   return tcm;
-}
-
-// The rate in bytes/s of the root TBF of link `ifindex` that one RTM_NEWQDISC message (its
-// payload: tcmsg and attributes) describes; none when it is about another qdisc or link.
-std::optional<uint64_t> rootTbfRate(std::span<const uint8_t> payload, int ifindex) {
-  if (payload.size() < NLMSG_ALIGN(sizeof(tcmsg))) return std::nullopt;
-  tcmsg tcm{};
-  std::memcpy(&tcm, payload.data(), sizeof(tcm));
-  if (tcm.tcm_ifindex != ifindex || tcm.tcm_parent != TC_H_ROOT) return std::nullopt;
-  const auto attrs = payload.subspan(NLMSG_ALIGN(sizeof(tcmsg)));
-  const auto kind = nlattr::find(attrs, TCA_KIND);
-  if (!kind || kind->str() != "tbf") return std::nullopt;
-  const auto options = nlattr::find(attrs, TCA_OPTIONS);
-  if (!options) return std::nullopt;
-  if (const auto rate64 = nlattr::find(options->payload, TCA_TBF_RATE64)) {
-    if (const auto v = rate64->as<uint64_t>()) return *v;
-  }
-  const auto parms = nlattr::find(options->payload, TCA_TBF_PARMS);
-  if (!parms) return std::nullopt;
-  const auto qopt = parms->as<tc_tbf_qopt>();
-  if (!qopt) return std::nullopt;
-  return qopt->rate.rate;
 }
 
 }  // namespace
@@ -108,7 +86,7 @@ Result<std::optional<uint64_t>> LibnlNetlink::egressRate(int ifindex) {
       [&] { rate.reset(); },
       [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
         if (h.nlmsg_type != RTM_NEWQDISC) return okStatus();
-        if (auto r = rootTbfRate(p, link.ifindex)) rate = *r;
+        if (auto r = parseRootTbfRate(p, link.ifindex)) rate = *r;
         return okStatus();
       },
       "dumping qdiscs"));

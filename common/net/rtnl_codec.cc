@@ -5,10 +5,12 @@
 #include <linux/if_addr.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
 #include "common/net/nlattr_view.h"
@@ -145,6 +147,26 @@ bool parseVfInfo(std::span<const uint8_t> nest, std::map<uint32_t, VfInfo>& vfs)
 }
 
 }  // namespace
+
+std::optional<uint64_t> parseRootTbfRate(std::span<const uint8_t> payload, int ifindex) {
+  const auto attrs = attrsAfter<tcmsg>(payload);
+  if (!attrs) return std::nullopt;
+  tcmsg tcm{};
+  std::memcpy(&tcm, payload.data(), sizeof(tcm));
+  if (tcm.tcm_ifindex != ifindex || tcm.tcm_parent != TC_H_ROOT) return std::nullopt;
+  const auto kind = nlattr::find(*attrs, TCA_KIND);
+  if (!kind || kind->str() != "tbf") return std::nullopt;
+  const auto options = nlattr::find(*attrs, TCA_OPTIONS);
+  if (!options) return std::nullopt;
+  if (const auto rate64 = nlattr::find(options->payload, TCA_TBF_RATE64)) {
+    if (const auto v = rate64->as<uint64_t>()) return *v;
+  }
+  const auto parms = nlattr::find(options->payload, TCA_TBF_PARMS);
+  if (!parms) return std::nullopt;
+  const auto qopt = parms->as<tc_tbf_qopt>();
+  if (!qopt) return std::nullopt;
+  return qopt->rate.rate;
+}
 
 const char* operstateName(uint8_t oper) {
   static constexpr const char* kNames[] = {"unknown", "notpresent", "down", "lowerlayerdown",

@@ -34,6 +34,12 @@ Result<AddrEntry> parseAddrMessage(std::span<const uint8_t> payload);
 // unicast, or multipath without RTA_OIF).
 Result<std::optional<Route>> parseRouteMessage(std::span<const uint8_t> payload);
 
+// RTM_NEWQDISC payload (struct tcmsg + TCA_* attributes): the rate in bytes/s of the root TBF of
+// link `ifindex` it describes, from TCA_TBF_RATE64 when present (a rate above 2^32-1 bytes/s),
+// else from TCA_TBF_PARMS. nullopt when it is about another qdisc or link, or lacks the options
+// (or they are cut short) that hold the rate.
+std::optional<uint64_t> parseRootTbfRate(std::span<const uint8_t> payload, int ifindex);
+
 // "up", "down", ... for an IF_OPER_* value (RFC 2863 names as `ip link` prints them).
 const char* operstateName(uint8_t oper);
 

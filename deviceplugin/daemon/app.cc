@@ -158,6 +158,7 @@ int serve(const Flags& flags, PluginConfig config) {
                  .front = wiring->front(),
                  .links = openLinks(),
                  .lldp = openLldp(flags),
+                 .metrics = &metrics,
                  .on_ready = [&doctor] {
                    if (doctor) doctor->release();
                  }});

@@ -316,6 +316,8 @@ void Daemon::resync() {
 void Daemon::publish() {
   auto log = logger(Component::kHealth);
   listenLldp(false);
+  // Every change of neighbours or of the config (the rail rule) ends here.
+  reportNeighbors();
   BuiltPools built = core_.build();
   for (const PoolHealthChange& c : built.changes) {
     // Shared slots would repeat the same line rdmaHcaMax times: log their PF once.

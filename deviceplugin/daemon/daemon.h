@@ -15,7 +15,7 @@
 // - config changes (inotify on the config file's dir, or SIGHUP): the new config is validated
 //   and applied; a bad new config is logged and the running one kept;
 // - LLDP frames on the ports (LldpSocket): each port's switch neighbour and rail, kept to the
-//   TTL the switch gave (lldp_table.h), handed to the front when they change;
+//   TTL the switch gave (lldp_table.h), handed to the front (and the metrics) when they change;
 // - the front's own sources (kubelet restarts, registration results, ...);
 // - SIGTERM/SIGINT or requestStop(): the front stops.
 //
@@ -41,6 +41,7 @@
 #include "deviceplugin/daemon/lldp_table.h"
 #include "deviceplugin/daemon/refused_names.h"
 #include "deviceplugin/front/front.h"
+#include "deviceplugin/metrics.h"
 #include "deviceplugin/pools/config.h"
 #include "deviceplugin/pools/node_pools.h"
 
@@ -59,6 +60,7 @@ struct DaemonDeps {
   Front* front = nullptr;
   std::unique_ptr<LinkSource> links{};  // null: sysfs operstate only, no VF tables
   std::unique_ptr<LldpSocket> lldp{};   // null: no switch neighbours, no rails
+  Metrics* metrics = nullptr;           // null: the neighbours are not reported on /metrics
   // Called once, on the loop's thread, when the front is ready (every pool registered) for the
   // first time: start-up is over, background work may begin.
   std::function<void()> on_ready{};
@@ -97,6 +99,8 @@ class Daemon {
   // neighbours of netdevs that are no longer ports. Returns whether neighbours were forgotten.
   bool listenLldp(bool force);
   void applyNeighbors();
+  // Hands the core's neighbours, with their rails under the running config, to the metrics.
+  void reportNeighbors();
   void onSignals();
   void runTimers(TimePoint now);
   void reloadConfig(bool force);

@@ -65,4 +65,16 @@ void Daemon::applyNeighbors() {
   if (core_.setNeighbors(lldp_table_.neighbors())) publish();
 }
 
+void Daemon::reportNeighbors() {
+  if (!deps_.metrics) return;
+  std::map<std::string, PortNeighborInfo> info;
+  for (const auto& [port, pn] : core_.portNeighbors()) {
+    info.emplace(port, PortNeighborInfo{.switch_name = pn.neighbor.system_name,
+                                        .chassis_id = pn.neighbor.chassis_id,
+                                        .port_id = pn.neighbor.port_id,
+                                        .rail = pn.rail});
+  }
+  deps_.metrics->setPortNeighbors(std::move(info));
+}
+
 }  // namespace rdmanet::dp

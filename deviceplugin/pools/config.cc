@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/base/bandwidth_limit.h"
 #include "common/base/enum_names.h"
 #include "common/inventory/netdev.h"
 #include "common/json/json_access.h"

@@ -79,9 +79,6 @@ struct Lossless {
 
 inline constexpr std::string_view kDefaultPrefix = "rdma";
 inline constexpr int kDefaultSharedSlots = 100;
-// The largest bandwidth a pool may name, 10 Tbit/s: far above any port, and far below where
-// bit/s overflow int64.
-inline constexpr int64_t kMaxBandwidthMbps = 10'000'000;
 
 struct PoolConfig {
   std::string resource_prefix = std::string(kDefaultPrefix);
@@ -97,7 +94,8 @@ struct PoolConfig {
   // `vfBandwidthMbps` (vf pools): each VF's share of its PF's link, in Mbit/s. Under DRA a VF
   // then consumes that much of a counter set holding its PF's link speed (KEP-4815), so the
   // scheduler never places more VFs on a port than the port carries, and the CNI caps the VF's
-  // max_tx_rate at it. Unset: VFs are plain devices and their rate is the NAD's.
+  // max_tx_rate at it. Unset: VFs are plain devices and their rate is the NAD's. This and
+  // `claimBandwidthMbps` are 1..kMaxBandwidthMbps (common/base/bandwidth_limit.h).
   std::optional<int64_t> vf_bandwidth_mbps{};
   // `claimBandwidthMbps` (shared pools): under DRA with allowMultipleAllocations, the shared PF
   // states its link speed as consumable capacity (KEP-5075) and a claim that asks for no

@@ -165,6 +165,15 @@ bool NodePools::setNeighbors(std::map<std::string, LldpNeighbor> neighbors) {
   return true;
 }
 
+std::map<std::string, PortNeighbor> NodePools::portNeighbors() const {
+  // The rule's regex runs once per port, not per VF.
+  std::map<std::string, PortNeighbor> out;
+  for (const auto& [port, n] : neighbors_) {
+    out.emplace(port, PortNeighbor{n, railOf(config_.rails, n).value_or("")});
+  }
+  return out;
+}
+
 std::set<std::string> NodePools::portNetdevs() const {
   std::set<std::string> ports;
   for (const NicFunction& fn : inv_.nics) {
@@ -194,15 +203,12 @@ HealthInputs NodePools::healthInputs() const {
 
 BuiltPools NodePools::build() {
   BuiltPools out;
-  // Each port's rail, named once per build: the rule's regex runs per port, not per VF.
-  std::map<std::string, std::string> rails;
-  for (const auto& [port, n] : neighbors_) rails[port] = railOf(config_.rails, n).value_or("");
+  const std::map<std::string, PortNeighbor> neighbors = portNeighbors();
   auto applyNeighbor = [&](PoolDevice& d) {
-    const std::string& port = d.pf ? d.pf_netdev : d.netdev;
-    auto it = neighbors_.find(port);
-    if (it == neighbors_.end()) return;
-    d.neighbor = it->second;
-    d.rail = rails[port];
+    auto it = neighbors.find(d.pf ? d.pf_netdev : d.netdev);
+    if (it == neighbors.end()) return;
+    d.neighbor = it->second.neighbor;
+    d.rail = it->second.rail;
   };
   const HealthInputs in = healthInputs();
   std::map<std::string, std::map<std::string, bool>> health;

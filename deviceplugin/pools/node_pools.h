@@ -33,6 +33,12 @@ struct PoolHealthChange {
   HealthChange change{};
 };
 
+// A port's LLDP neighbour and the rail the config's rule names from it ("" for none).
+struct PortNeighbor {
+  LldpNeighbor neighbor{};
+  std::string rail{};
+};
+
 struct BuiltPools {
   std::vector<Pool> pools{};  // in config order, health applied
   std::vector<PoolHealthChange> changes{};
@@ -78,6 +84,8 @@ class NodePools {
   // The LLDP neighbours heard on the ports, by netdev (the daemon keeps them to their TTL).
   // Returns whether they changed.
   bool setNeighbors(std::map<std::string, LldpNeighbor> neighbors);
+  // The neighbours set last, by port netdev, each with its rail under the running config.
+  std::map<std::string, PortNeighbor> portNeighbors() const;
   // The netdevs of the functions that are not VFs: the ports LLDP is heard on.
   std::set<std::string> portNetdevs() const;
 

@@ -8,7 +8,13 @@
 #include <linux/if_addr.h>
 #include <linux/if_ether.h>
 #include <linux/if_link.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
 
 #include "tests/common/net/nl_bytes.h"
 
@@ -271,6 +277,52 @@ TEST(RtnlCodecTest, ParsesRouteAndSkipsOtherTables) {
   auto skipped = parseRouteMessage(local.bytes());
   ASSERT_TRUE(skipped.ok());
   EXPECT_FALSE(skipped->has_value());
+}
+
+// A qdisc dump entry as sch_tbf's tbf_dump() writes it: TCA_KIND, then TCA_OPTIONS holding
+// TCA_TBF_PARMS (the rate clamped to 32 bits) and, above 2^32-1 bytes/s, TCA_TBF_RATE64.
+NlBytes qdiscEntry(int ifindex, uint32_t parent, const std::string& kind, uint64_t rate) {
+  tcmsg tcm{};
+  tcm.tcm_family = AF_UNSPEC;
+  tcm.tcm_ifindex = ifindex;
+  tcm.tcm_handle = 0x80010000;
+  tcm.tcm_parent = parent;
+  tc_tbf_qopt qopt{};
+  qopt.rate.rate = static_cast<uint32_t>(std::min<uint64_t>(rate, UINT32_MAX));
+  qopt.rate.linklayer = TC_LINKLAYER_ETHERNET;
+  NlBytes b;
+  b.raw(tcm).str(TCA_KIND, kind).begin(TCA_OPTIONS).attr(TCA_TBF_PARMS, qopt);
+  if (rate > UINT32_MAX) b.attr(TCA_TBF_RATE64, rate);
+  b.end();
+  return b;
+}
+
+TEST(RtnlCodecTest, RootTbfRateReadsThe32And64BitRates) {
+  EXPECT_EQ(parseRootTbfRate(qdiscEntry(7, TC_H_ROOT, "tbf", 125'000'000).bytes(), 7),
+            125'000'000u);               // 1 Gbit/s
+  const uint64_t fast = 50'000'000'000;  // 400 Gbit/s in bytes/s: beyond 32 bits
+  EXPECT_EQ(parseRootTbfRate(qdiscEntry(7, TC_H_ROOT, "tbf", fast).bytes(), 7), fast);
+}
+
+TEST(RtnlCodecTest, RootTbfRateIgnoresOtherLinksParentsAndKinds) {
+  EXPECT_EQ(parseRootTbfRate(qdiscEntry(8, TC_H_ROOT, "tbf", 1000).bytes(), 7), std::nullopt);
+  EXPECT_EQ(parseRootTbfRate(qdiscEntry(7, 0x00010001, "tbf", 1000).bytes(), 7), std::nullopt);
+  EXPECT_EQ(parseRootTbfRate(qdiscEntry(7, TC_H_ROOT, "fq_codel", 1000).bytes(), 7), std::nullopt);
+}
+
+TEST(RtnlCodecTest, RootTbfRateOfACutOrEmptyEntryIsNone) {
+  const std::vector<uint8_t> whole = qdiscEntry(7, TC_H_ROOT, "tbf", 1000).bytes();
+  // Every prefix: short of the tcmsg, of TCA_KIND, of TCA_OPTIONS, of the parms.
+  for (size_t n = 0; n < whole.size(); ++n) {
+    const std::span<const uint8_t> cut(whole.data(), n);
+    EXPECT_EQ(parseRootTbfRate(cut, 7), std::nullopt) << n << " of " << whole.size() << " bytes";
+  }
+  tcmsg tcm{};
+  tcm.tcm_ifindex = 7;
+  tcm.tcm_parent = TC_H_ROOT;
+  NlBytes no_options;
+  no_options.raw(tcm).str(TCA_KIND, "tbf");
+  EXPECT_EQ(parseRootTbfRate(no_options.bytes(), 7), std::nullopt);
 }
 
 }  // namespace

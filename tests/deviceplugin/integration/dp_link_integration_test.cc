@@ -3,6 +3,7 @@
 // otherwise); each test has its own --root and interface prefix, so it runs in parallel with
 // other tests.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using sim::runCommand;
+using ::testing::EndsWith;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 class DpLinkIntegrationTest : public ::testing::Test {
  protected:
@@ -254,12 +258,34 @@ TEST_F(DpLinkIntegrationTest, RailsFromARealLldpSenderReachAllocate) {
   EXPECT_EQ(info[b]["rdmanet"]["rail"], "rail-" + pb.substr(1));
   EXPECT_TRUE(plugin_->logContains("LLDP neighbour \"leaf-7\""));
 
+  // /metrics shows each port's neighbour (a render may be up to --metrics-max-age old), on the
+  // restarted plugin's port.
+  const int port = plugin_->metricsPort();
+  ASSERT_GT(port, 0) << plugin_->log();
+  auto neighborLine = [&](const std::string& netdev) {
+    const std::string body = httpGet(port, "/metrics").second;
+    const std::string head = "rdmanet_port_lldp_neighbor_info{port=\"" + prefix_ + netdev + "\",";
+    const size_t at = body.find("\n" + head);
+    return at == std::string::npos ? std::string()
+                                   : body.substr(at + 1, body.find('\n', at + 1) - at - 1);
+  };
+  std::string line;
+  rdmanet::testing::eventually([&] { return !(line = neighborLine("ens1f0")).empty(); }, 5s, 100ms);
+  EXPECT_THAT(line, StartsWith("rdmanet_port_lldp_neighbor_info{port=\"" + prefix_ +
+                               "ens1f0\",switch=\"leaf-7\",switch_chassis_id=\""));
+  EXPECT_THAT(line,
+              EndsWith("\",switch_port=\"" + pa + "\",rail=\"rail-" + pa.substr(1) + "\"} 1"));
+  EXPECT_THAT(neighborLine("ens2f1"), HasSubstr(",switch_port=\"" + pb + "\",rail=\"rail-"));
+
   lldpd->signal(SIGTERM);
   EXPECT_EQ(lldpd->wait(10s), 0);
   envs = allocateUntil([](const Json& e) { return !e.contains("PCIDEVICE_RDMA_VF_RAILS"); });
   EXPECT_FALSE(envs.contains("PCIDEVICE_RDMA_VF_RAILS")) << envs;
   EXPECT_FALSE(
       Json::parse(envs["PCIDEVICE_RDMA_VF_INFO"].get<std::string>())[a].contains("rdmanet"));
+  // The TTL-0 frames took the series with them.
+  EXPECT_TRUE(rdmanet::testing::eventually(
+      [&] { return neighborLine("ens1f0").empty() && neighborLine("ens2f1").empty(); }, 5s, 100ms));
 }
 
 }  // namespace

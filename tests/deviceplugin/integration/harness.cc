@@ -190,9 +190,12 @@ int PluginProc::metricsPort(std::chrono::milliseconds timeout) {
   int port = -1;
   (void)rdmanet::testing::eventually(
       [&] {
-        std::smatch m;
+        // The last such line: a plugin restarted in the same work dir appends to its log.
         const std::string l = log();
-        if (std::regex_search(l, m, re)) port = std::stoi(m[1]);
+        for (auto it = std::sregex_iterator(l.begin(), l.end(), re); it != std::sregex_iterator();
+             ++it) {
+          port = std::stoi((*it)[1]);
+        }
         return port >= 0;
       },
       timeout, 20ms);

@@ -74,7 +74,8 @@ class PluginProc {
   PluginProc(std::vector<std::string> args, const std::filesystem::path& work);
   Child& child() { return child_; }
   std::string log() const;
-  // Port from the "metrics listening on port N" log line.
+  // Port from the last "metrics listening on port N" log line (the log is appended to by every
+  // plugin started in the work dir: the last is the running one's).
   int metricsPort(std::chrono::milliseconds timeout = 10s);
   bool logContains(const std::string& s, std::chrono::milliseconds timeout = 5s);
 

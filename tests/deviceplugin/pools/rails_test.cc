@@ -134,6 +134,23 @@ TEST_F(RailsOnTheNodeTest, APortsNeighbourReachesThePfAndItsVfsOnly) {
   EXPECT_FALSE(device(core_.build().pools, node_.vf(1, 3).str()).neighbor.has_value());
 }
 
+TEST_F(RailsOnTheNodeTest, PortNeighborsNameEachPortsRailUnderTheRunningRule) {
+  ASSERT_TRUE(core_.setNeighbors({{node_.pfNetdev(0), leaf("leaf-0", "Ethernet1")},
+                                  {node_.pfNetdev(2), leaf("spine 2", "Ethernet3")}}));
+  auto by_port = core_.portNeighbors();
+  ASSERT_EQ(by_port.size(), 2u);
+  EXPECT_EQ(by_port.at(node_.pfNetdev(0)).neighbor.port_id, "Ethernet1");
+  EXPECT_EQ(by_port.at(node_.pfNetdev(0)).rail, "leaf-0");
+  EXPECT_EQ(by_port.at(node_.pfNetdev(2)).rail, "");  // not a DNS label: no rail
+  auto cfg = parseConfig(R"j({"resourceList": [{"resourceName": "vf"}],
+                             "rails": {"match": "leaf-(.*)", "rail": "rail-$1"}})j");
+  ASSERT_TRUE(cfg.ok());
+  core_.setConfig(*cfg);
+  EXPECT_EQ(core_.portNeighbors().at(node_.pfNetdev(0)).rail, "rail-0");
+  ASSERT_TRUE(core_.setNeighbors({{node_.pfNetdev(2), leaf("spine 2", "Ethernet3")}}));
+  EXPECT_FALSE(core_.portNeighbors().contains(node_.pfNetdev(0)));
+}
+
 TEST_F(RailsOnTheNodeTest, AllocateNamesEachDevicesRailByPosition) {
   ASSERT_TRUE(core_.setNeighbors({{node_.pfNetdev(0), leaf("leaf-0", "Ethernet1")},
                                   {node_.pfNetdev(2), leaf("leaf-2", "Ethernet3")}}));

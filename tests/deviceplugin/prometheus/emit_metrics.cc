@@ -31,6 +31,13 @@ int main() {
   for (double s : {0.003, 0.2, 1.5, 40.0}) m.observeClaimOperation("prepare", s < 1, s);
   m.observeClaimOperation("unprepare", true, 0.001);
   for (const char* r : {"sent", "repeat", "repeat", "dropped"}) m.countEvent(r);
+  // LLDP neighbours: one with a rail, one whose switch names itself with characters to escape.
+  m.setPortNeighbors({{"ens1f0",
+                       {.switch_name = "leaf-7",
+                        .chassis_id = "0c:42:a1:00:00:07",
+                        .port_id = "Ethernet1/3",
+                        .rail = "rail-3"}},
+                      {"ens2f1", {.switch_name = hostile, .chassis_id = "c", .port_id = "p"}}});
 
   rdmanet::doctor::testing::DoctorNode node;
   node.tree().writeAttr("/sys/class/net/ens2f1/mtu", "1500");

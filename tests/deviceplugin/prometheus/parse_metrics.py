@@ -24,6 +24,7 @@ EXPECTED_TYPES = {
     "rdmanet_dra_claim_operations": "counter",
     "rdmanet_dra_claim_operation_duration_seconds": "histogram",
     "rdmanet_dra_events": "counter",
+    "rdmanet_port_lldp_neighbor_info": "gauge",
     "rdmanet_dra_slice_generation": "gauge",
     "rdmanet_dra_slice_publish_failures": "counter",
     "rdmanet_dra_api_field_dropped": "gauge",
@@ -109,6 +110,14 @@ check(prep.get(0.005) == 1 and prep.get(30.0) == 3 and prep.get(float("inf")) ==
       f"prepare buckets: {prep}")
 events = {s.labels["result"]: s.value for s in by_name["rdmanet_dra_events"].samples}
 check(events == {"sent": 1, "repeat": 2, "dropped": 1}, f"events: {events}")
+
+neighbors = {s.labels["port"]: (s.labels, s.value)
+             for s in by_name["rdmanet_port_lldp_neighbor_info"].samples}
+check(neighbors.get("ens1f0") == ({"port": "ens1f0", "switch": "leaf-7",
+                                   "switch_chassis_id": "0c:42:a1:00:00:07",
+                                   "switch_port": "Ethernet1/3", "rail": "rail-3"}, 1),
+      f"LLDP neighbours: {neighbors}")
+check(neighbors.get("ens2f1", ({},))[0].get("switch") == HOSTILE, "escaped switch round trip")
 
 checks = {(s.labels["check"], s.labels["device"]): s.value
           for s in by_name["rdmanet_doctor_check"].samples}

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes the netlink fuzz targets' seed corpora (run once, as root; the output is committed).
 
-rtnl/: RTM_NEWLINK (with IFLA_EXT_MASK = RTEXT_FILTER_VF), RTM_NEWADDR and RTM_NEWROUTE replies
-captured from this machine's kernel, in a throw-away netns holding a veth pair and a macvlan
-(and a VLAN and a bridge when the kernel has them) with IPv4 and IPv6 addresses and routes; plus an SR-IOV PF's
+rtnl/: RTM_NEWLINK (with IFLA_EXT_MASK = RTEXT_FILTER_VF), RTM_NEWADDR, RTM_NEWROUTE and
+RTM_NEWQDISC replies captured from this machine's kernel, in a throw-away netns holding a veth
+pair and a macvlan (and a VLAN and a bridge when the kernel has them) with IPv4 and IPv6
+addresses and routes, and root TBFs of 1 Gbit/s and 400 Gbit/s (TCA_TBF_RATE64); plus an SR-IOV PF's
 IFLA_VFINFO_LIST, which no virtual driver sends, built from the kernel's attribute layout
 (include/uapi/linux/if_link.h). dcb/, pause/, rdma_nldev/ and ethtool_stats/ are built from the UAPI layouts
 (dcbnl.h, ethtool_netlink.h, rdma_netlink.h, ethtool.h): no driver on this machine answers them.
@@ -69,6 +70,9 @@ def capture(out):
         sh("addr", "add", "10.56.217.4/16", "dev", "mv0")
         sh("route", "add", "10.99.0.0/16", "via", "192.168.100.1", "dev", "ens1f0")
         sh("route", "add", "default", "via", "192.168.100.1", "dev", "ens1f0", "table", "100")
+        for dev, rate in (("ens1f0", "1gbit"), ("mv0", "400gbit")):
+            subprocess.run(["tc", "-n", ns, "qdisc", "replace", "dev", dev, "root", "tbf", "rate",
+                            rate, "burst", "64kb", "latency", "5ms"], check=True)
         subprocess.run(["ip", "netns", "exec", ns, sys.executable, __file__, "--dump", out],
                        check=True)
     finally:
@@ -83,6 +87,8 @@ def dump_here(out):
         write(out, f"addr-{i}", m)
     for i, m in enumerate(dump(26, struct.pack("=BBBBBBBBI", 0, 0, 0, 0, 0, 0, 0, 0, 0))):
         write(out, f"route-{i}", m)
+    for i, m in enumerate(dump(38, struct.pack("=BxxxiIII", 0, 0, 0, 0, 0))):  # RTM_GETQDISC
+        write(out, f"qdisc-{i}", m)
 
 
 def vf_info(vf, mac, vlan, qos):
