@@ -117,8 +117,9 @@ if (($(vm_nodes))); then
   cat >"$state_dir/rdmanet-values.yaml" <<YAML
 $(node_values)
   # igb counts no traffic per VF (the kernel reports zeros): the pods' own eth1 counters, read in
-  # their namespaces, are the only interface bytes the silent-TCP-fallback signal has here.
-  podNetns: {enabled: true}
+  # their namespaces, are the only interface bytes the silent-TCP-fallback signal has here. The
+  # cluster's containerd keeps them under its own state dir (containerd.sh), not /var/run/netns.
+  podNetns: {enabled: true, dir: "$run_dir/containerd/io.containerd.grpc.v1.cri/netns"}
 # The VM nodes' igb (82576) VFs. They have no RDMA device of their own: Soft-RoCE goes on top
 # of a pod's VF (hack/vm/roce_pods.sh's arrangement).
 $(vf_pool '{vendors: ["8086"], devices: ["10ca"], drivers: [igbvf]}')

@@ -40,11 +40,6 @@ rm -rf "$seed"
 # Pods mount parts of these dirs with HostToContainer propagation (as up.sh does on the host).
 mount --make-rshared "$state_dir"
 mount --make-rshared "$run_dir"
-# And every other mount shared, as systemd makes them at boot on a real node: a pod may mount
-# any host path with HostToContainer propagation (rdmanet's daemon mounts /var/run/netns with
-# devicePlugin.podNetns), and containerd refuses one whose mount is private. Before the first
-# pod with a netns of its own, /var/run/netns is no mount of its own but a dir on /run.
-mount --make-rshared /
 # On a failure, the node's daemon logs reach the host (run.sh copies RDMANET_VM_OUT to
 # <state>/logs/vm<i>/ after the power-off); the guest's own disk vanishes with it.
 trap 'cp -r "$logs" "$RDMANET_VM_OUT/" 2>/dev/null' EXIT
