@@ -35,10 +35,13 @@ done
 . "$repo/tests/cluster/mpi_job.sh"
 nodes=2
 work=$(mktemp -d)
-trap 'capture_stop; rm -rf "$work"; "$cluster" down >/dev/null 2>&1 || true' EXIT
+# A failure keeps the work dir (perftest's and mpirun's output) and says where it stopped.
+trap 'echo "multinode bench: failed at line $LINENO (its files: $work)" >&2; work=' ERR
+trap 'capture_stop; [[ -z $work ]] || rm -rf "$work"; "$cluster" down >/dev/null 2>&1 || true' EXIT
 cd "$work"
 
-median() { sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]; else print "none"}'; }
+# The median of the numbers on stdin, one a line (empty lines skipped), or "none".
+median() { sort -g | awk 'NF {v[++n] = $1} END {if (n) print v[int((n + 1) / 2)]; else print "none"}'; }
 
 "$cluster" down >/dev/null 2>&1 || true
 start=$SECONDS
@@ -98,8 +101,8 @@ for ((r = 1; r <= rounds; r++)); do
   b=$(write_bw rank-1 rank-2 rxe1 "$g1" rxe2 "$g2" "$vf_ip2" "vf-$r.txt")
   [[ -z $b ]] || vf_bw+=("$b")
 done
-pf_mbs=$(printf '%s\n' "${pf_bw[@]}" | grep . | median)
-vf_mbs=$(printf '%s\n' "${vf_bw[@]}" | grep . | median)
+pf_mbs=$(printf '%s\n' "${pf_bw[@]}" | median)
+vf_mbs=$(printf '%s\n' "${vf_bw[@]}" | median)
 
 mpi_rbac
 [[ $g1 == "$g2" ]] || fail "rxe1's RoCE v2 GID is index $g1, rxe2's $g2"

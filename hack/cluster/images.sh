@@ -32,6 +32,7 @@ key=$(echo "$workload_pkgs" | cat - "$repo/hack/lib/oci.sh" "$0" "$cluster_dir/a
   "$kubectl" | sha256sum | cut -c1-16)
 workload_tar=$cache_dir/images/workload-$key.oci.tar
 if [[ ! -f $workload_tar ]]; then
+  command -v mpicc >/dev/null || die "mpicc is missing: hack/install-deps.sh installs libopenmpi-dev"
   say "building the workload image from Debian's packages"
   rm -f "$cache_dir"/images/workload-*.oci.tar
   root=$(mktemp -d)
