@@ -10,6 +10,7 @@
 namespace rdmanet::cni::testing {
 
 Result<ExecOutput> FakeIpam::exec(const ExecRequest& req) {
+  std::lock_guard lock(mu_);
   calls.push_back(req);
   const std::string cmd = req.env.at("CNI_COMMAND");
   if (cmd == "VERSION") {
@@ -37,6 +38,7 @@ Result<ExecOutput> FakeIpam::exec(const ExecRequest& req) {
 }
 
 int FakeIpam::count(const std::string& command) const {
+  std::lock_guard lock(mu_);
   int n = 0;
   for (const auto& c : calls) n += c.env.at("CNI_COMMAND") == command;
   return n;

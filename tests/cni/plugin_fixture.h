@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +42,12 @@ class FakeIpam : public IpamExecutor {
   std::vector<ExecRequest> calls;
   std::map<std::string, int> live;  // containerid_ifname -> leases held
   int count(const std::string& command) const;
+
+ private:
+  // Calls from several threads (SharedVlanConcurrencyTest: each thread plays one plugin process)
+  // take turns, as the real IPAM plugin's processes do on its lock; unguarded, `calls` grew from
+  // two threads at once and corrupted the heap (a SIGABRT about 1 run in 10 under load).
+  mutable std::mutex mu_;
 };
 
 // Everything a test needs; usable on its own (fresh nodes in a loop) or as a fixture.
