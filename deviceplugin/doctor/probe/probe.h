@@ -5,6 +5,20 @@
 //   rdmanet-doctor probe --listen [--bind ADDR] [--port P] [--device D] [--once]
 //   rdmanet-doctor probe ADDR [--bind ADDR] [--port P] [--device D] [--tos T] [--dscp D]
 //                        [--priority P] [--count N] [--bandwidth] [--timeout-ms MS] [--json]
+//   either form: [--exchange cm|tcp] [--gid-index N] [--interface IF] [--wait-device S]
+//   client only: [--mtu-sweep] [--summary-file PATH]
+//
+// Two ways to connect (--exchange):
+//   cm   librdmacm resolves the peer's address to a route, a GID and a device (rping's way);
+//   tcp  the two ends swap QP number, PSN, GID and MTU over a TCP connection on the interface,
+//        and the QP is brought up by hand with the device's RoCE v2 GID (probe_exchange.h): the
+//        way NCCL and perftest connect, so the probe walks the path the job will. It also works
+//        where rdma_cm cannot see the RDMA address from the caller's netns (a Soft-RoCE device
+//        made over a slave of the pod's interface in the node's netns).
+// --mtu-sweep finds the largest IP packet that crosses to the peer and back (UDP with DF set, to
+// the server's echo on the same port): the path MTU, and the RoCE MTU that fits in it.
+// --summary-file writes the verdict as one compact JSON object (under 4 KiB: what kubelet keeps
+// of a container's termination message), for the cross-node pre-flight.
 //
 // The client ping-pongs N small SENDs (RTT p50/p99), optionally streams RDMA WRITEs (Gbit/s
 // against the port's rate, PASS at >= 90 %: the chapter's ib_write_bw threshold), and reports the
@@ -19,6 +33,7 @@
 // the RDMA part.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -42,6 +57,12 @@ struct ProbeOptions {
   bool bandwidth = false;
   int timeout_ms = 5000;  // per stage (resolution, connection, each message, the write phase)
   bool json = false;
+  std::string exchange = "cm";  // "cm" or "tcp" (see above)
+  int gid_index = -1;           // tcp: the GID index to use; -1: the device's RoCE v2 GID
+  std::string interface {};     // tcp: the interface the device is for (empty: eth1 if any)
+  int wait_device_s = 0;        // wait this long for the RDMA device to appear
+  bool mtu_sweep = false;
+  std::string summary_file{};
   bool help = false;
   bool version = false;
 
@@ -71,6 +92,15 @@ struct ProbeReport {
   double gbps = 0;
   double port_gbps = 0;  // 0: unknown
   uint64_t bytes = 0;
+  // --mtu-sweep and the tcp exchange: interface MTUs at both ends and what crossed between them
+  // (IP packet bytes); 0: not measured.
+  int local_mtu = 0;
+  int peer_mtu = 0;
+  bool mtu_run = false;
+  int path_mtu = 0;
+  int roce_mtu = 0;  // the largest RoCE MTU whose packets fit in path_mtu (0: none)
+  // The device port's hw_counters that moved during the run (tcp exchange).
+  std::map<std::string, uint64_t> counters_delta{};
   std::string failed_stage{};  // "resolve address", "connect", "ping", "write", ...
   std::string error{};
 
@@ -89,6 +119,12 @@ double percentile(std::vector<double> samples, double p);
 void judgeProbe(ProbeReport& r);
 std::string renderProbeJson(const ProbeReport& r);
 std::string renderProbeTable(const ProbeReport& r);
+// The --summary-file object: {"v":1,"pass","problems","failed_stage","error","device",
+// "gid_index","traffic_class","sl","rtt_p50_us","rtt_p99_us","rtt_max_us","rtts","count","gbps",
+// "port_gbps","local_mtu","peer_mtu","path_mtu","roce_mtu","counters_delta":{name: n}}, on one
+// line, cut to stay under kSummaryMaxBytes (problems and counters first to go).
+inline constexpr size_t kSummaryMaxBytes = 4000;
+std::string renderProbeSummary(const ProbeReport& r);
 
 // The whole subcommand: parses, runs client or server (probe_rdma.h), prints; returns the exit
 // code.

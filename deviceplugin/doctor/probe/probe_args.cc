@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/cli/command_line.h"
+#include "common/inventory/netdev.h"
 #include "deviceplugin/doctor/probe/probe.h"
 
 namespace rdmanet::doctor {
@@ -13,7 +14,8 @@ constexpr const char* kDescription =
     "  rdmanet-doctor probe --listen [--bind ADDR] [--port P] [--device D] [--once]\n"
     "  rdmanet-doctor probe ADDR [--bind ADDR] [--port P] [--device D] [--tos T]\n"
     "                       [--dscp D] [--priority P] [--count N] [--bandwidth]\n"
-    "                       [--timeout-ms MS] [--json]\n"
+    "                       [--timeout-ms MS] [--json] [--mtu-sweep] [--summary-file PATH]\n"
+    "  either: [--exchange cm|tcp] [--gid-index N] [--interface IF] [--wait-device S]\n"
     "RDMA ping-pong (RTT p50/p99) and optional RDMA-write bandwidth (>= 90% of the port\n"
     "rate) over librdmacm and an RC QP, reporting the GID index, traffic class and SL used\n"
     "against the pool's DSCP (default 26) and priority (default 3). Exit 0 PASS, 1 FAIL,\n"
@@ -63,6 +65,40 @@ void defineFlags(CLI::App& app, ProbeOptions& o) {
       ->type_name("MS")
       ->check(cli::intIn(10, 600000));
   app.add_flag("--json", o.json, "print the report as JSON");
+  app.add_option("--exchange", o.exchange,
+                 "cm: librdmacm finds route and GID; tcp: QP details swapped over TCP on the "
+                 "interface, the device's RoCE v2 GID used as NCCL does (default cm)")
+      ->type_name("cm|tcp")
+      ->check(CLI::IsMember({"cm", "tcp"}));
+  app.add_option("--gid-index", o.gid_index,
+                 "tcp: the GID index to use (default: the device's RoCE v2 GID of the interface)")
+      ->type_name("N")
+      ->check(cli::intIn(0, 65535));
+  app.add_option("--interface", o.interface,
+                 "tcp: the interface the RDMA device belongs to (default eth1 when present)")
+      ->type_name("IF")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return isValidIfName(v) ? std::string() : std::string("not an interface name");
+          },
+          "", "interface name"));
+  app.add_option("--wait-device", o.wait_device_s,
+                 "wait up to S seconds for the RDMA device and its RoCE v2 GID (default 0)")
+      ->type_name("S")
+      ->check(cli::intIn(0, 3600));
+  app.add_flag("--mtu-sweep", o.mtu_sweep,
+               "client: find the largest packet that crosses to the peer (UDP echo, DF set)");
+  app.add_option("--summary-file", o.summary_file,
+                 "client: also write the verdict as one JSON object to PATH (e.g. "
+                 "/dev/termination-log)")
+      ->type_name("PATH")
+      ->check(CLI::Validator(
+          [](const std::string& v) {
+            return v.starts_with('/') && v.find('\0') == std::string::npos
+                       ? std::string()
+                       : std::string("not an absolute path");
+          },
+          "", "absolute path"));
 }
 
 }  // namespace
@@ -80,6 +116,15 @@ Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args) {
     return makeError(ErrorCode::kInvalidConfig, "give the server's address, or --listen");
   }
   if (!o.listen && o.once) return makeError(ErrorCode::kInvalidConfig, "--once is for --listen");
+  if (o.listen && (o.mtu_sweep || !o.summary_file.empty())) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     "--mtu-sweep and --summary-file are for the client (the server echoes the "
+                     "sweep's packets on its own)");
+  }
+  if (o.exchange != "tcp" && o.gid_index >= 0) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     "--gid-index is for --exchange tcp (rdma_cm picks the GID itself)");
+  }
   return o;
 }
 

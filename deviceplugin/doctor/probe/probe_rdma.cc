@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "common/rdma/ibv_verbs.h"
+#include "deviceplugin/doctor/probe/probe_exchange.h"
 #include "deviceplugin/doctor/probe/rdma_cm_util.h"
 
 namespace rdmanet::doctor {
@@ -55,6 +56,10 @@ void readPath(rdma_cm_id* id, ProbeReport& r) {
   ibv_gid gid{};
   if (ibv_query_gid(id->verbs, id->port_num, r.gid_index, &gid) == 0) r.gid = gidText(gid);
 }
+
+}  // namespace
+
+namespace probe {
 
 bool fail(ProbeReport& r, const std::string& stage, const Error& e) {
   r.failed_stage = stage;
@@ -117,9 +122,15 @@ bool writeBandwidth(Endpoint& ep, const probe::WriteTarget& t, const ProbeOption
   return true;
 }
 
-}  // namespace
+}  // namespace probe
 
-ProbeReport runProbeClient(const ProbeOptions& o) {
+namespace {
+
+using probe::fail;
+using probe::pingPong;
+using probe::writeBandwidth;
+
+ProbeReport runCmClient(const ProbeOptions& o) {
   ProbeReport r{.peer = o.peer,
                 .expected_dscp = o.dscp,
                 .expected_priority = o.priority,
@@ -195,8 +206,6 @@ ProbeReport runProbeClient(const ProbeOptions& o) {
   return r;
 }
 
-namespace {
-
 // Serves one accepted connection until the client disconnects or goes quiet.
 void serve(rdma_event_channel* ch, rdma_cm_id* conn, const ProbeOptions& o, std::ostream& log) {
   CmId id(conn);
@@ -262,9 +271,7 @@ void serve(rdma_event_channel* ch, rdma_cm_id* conn, const ProbeOptions& o, std:
   ep->reset();
 }
 
-}  // namespace
-
-Status runProbeServer(const ProbeOptions& o, std::ostream& log) {
+Status runCmServer(const ProbeOptions& o, std::ostream& log) {
   RDMANET_ASSIGN_OR_RETURN(probe::Channel ch, probe::makeChannel());
   rdma_cm_id* raw = nullptr;
   if (rdma_create_id(ch.get(), &raw, nullptr, RDMA_PS_TCP) != 0) {
@@ -295,6 +302,22 @@ Status runProbeServer(const ProbeOptions& o, std::ostream& log) {
     serve(ch.get(), ev->id, o, log);
     if (o.once) return okStatus();
   }
+}
+
+}  // namespace
+
+ProbeReport runProbeClient(const ProbeOptions& o) {
+  ProbeReport r = o.exchange == "tcp" ? probe::runExchangeClient(o) : runCmClient(o);
+  if (o.mtu_sweep && r.failed_stage.empty()) probe::sweepPathMtu(o, r);
+  return r;
+}
+
+Status runProbeServer(const ProbeOptions& o, std::ostream& log) {
+  // Both exchanges answer the client's MTU sweep, on UDP at the same port.
+  RDMANET_ASSIGN_OR_RETURN(auto echo, probe::UdpEcho::start(o.bind, o.port));
+  log << "probe: echoing the MTU sweep on udp " << (o.bind.empty() ? "*" : o.bind) << ":" << o.port
+      << std::endl;
+  return o.exchange == "tcp" ? probe::runExchangeServer(o, log) : runCmServer(o, log);
 }
 
 }  // namespace rdmanet::doctor

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/json/json_dump.h"
@@ -37,6 +39,24 @@ void judgeProbe(ProbeReport& r) {
                     "Gbit/s",
                     r.gbps, r.port_gbps));
   }
+  if (r.local_mtu > 0 && r.peer_mtu > 0 && r.local_mtu != r.peer_mtu) {
+    r.problems.push_back(fmt::format(
+        "the ends' interface MTUs differ ({} here, {} at the peer): packets sized for the larger "
+        "are dropped at the smaller; give both the NAD's MTU",
+        r.local_mtu, r.peer_mtu));
+  }
+  if (r.mtu_run && r.failed_stage.empty()) {
+    const int ends = std::min(r.local_mtu > 0 ? r.local_mtu : INT32_MAX,
+                              r.peer_mtu > 0 ? r.peer_mtu : INT32_MAX);
+    if (r.path_mtu == 0) {
+      r.problems.push_back("no UDP packet crossed to the peer's echo and back (a firewall?)");
+    } else if (ends != INT32_MAX && r.path_mtu < ends) {
+      r.problems.push_back(fmt::format(
+          "only {}-byte packets cross, though both ends' interfaces take {}: a link or switch port "
+          "between them has a lower MTU",
+          r.path_mtu, ends));
+    }
+  }
   r.pass = r.problems.empty();
 }
 
@@ -69,7 +89,54 @@ std::string renderProbeJson(const ProbeReport& r) {
                       {"ratio", r.port_gbps > 0 ? r.gbps / r.port_gbps : 0}};
   }
   if (!r.failed_stage.empty()) j["failed"] = {{"stage", r.failed_stage}, {"error", r.error}};
+  if (r.local_mtu > 0 || r.mtu_run) {
+    j["mtu"] = {
+        {"local", r.local_mtu}, {"peer", r.peer_mtu}, {"path", r.path_mtu}, {"roce", r.roce_mtu}};
+  }
+  if (!r.counters_delta.empty()) j["counters_delta"] = r.counters_delta;
   return dumpJson(j, 2) + "\n";
+}
+
+std::string renderProbeSummary(const ProbeReport& r) {
+  nlohmann::json j = {
+      {"v", 1},
+      {"pass", r.pass},
+      {"problems", r.problems},
+      {"failed_stage", r.failed_stage},
+      {"error", r.error},
+      {"device", r.device},
+      {"gid_index", r.gid_index},
+      {"traffic_class", r.traffic_class},
+      {"sl", r.sl},
+      {"rtt_p50_us", percentile(r.rtt_us, 50)},
+      {"rtt_p99_us", percentile(r.rtt_us, 99)},
+      {"rtt_max_us", percentile(r.rtt_us, 100)},
+      {"rtts", r.rtt_us.size()},
+      {"count", r.count},
+      {"gbps", r.gbps},
+      {"port_gbps", r.port_gbps},
+      {"local_mtu", r.local_mtu},
+      {"peer_mtu", r.peer_mtu},
+      {"path_mtu", r.path_mtu},
+      {"roce_mtu", r.roce_mtu},
+      {"counters_delta", r.counters_delta},
+  };
+  // Kubelet keeps 4 KiB of a termination message: shed the open-ended parts until it fits,
+  // counters first (the pre-flight reads the node's own), then the problems' wording.
+  std::string out = dumpJson(j);
+  while (out.size() > kSummaryMaxBytes && !j["counters_delta"].empty()) {
+    j["counters_delta"].erase(std::prev(j["counters_delta"].end()));
+    out = dumpJson(j);
+  }
+  while (out.size() > kSummaryMaxBytes && !j["problems"].empty()) {
+    j["problems"].erase(std::prev(j["problems"].end()));
+    out = dumpJson(j);
+  }
+  if (out.size() > kSummaryMaxBytes) {
+    j["error"] = j["error"].get<std::string>().substr(0, 512);
+    out = dumpJson(j);
+  }
+  return out;
 }
 
 std::string renderProbeTable(const ProbeReport& r) {
@@ -93,6 +160,10 @@ std::string renderProbeTable(const ProbeReport& r) {
   if (r.bandwidth_run) {
     t += fmt::format("  rdma write     {:.3f} Gbit/s of {:g} ({:.1f}%, need 90%)\n", r.gbps,
                      r.port_gbps, r.port_gbps > 0 ? 100 * r.gbps / r.port_gbps : 0.0);
+  }
+  if (r.local_mtu > 0 || r.mtu_run) {
+    t += fmt::format("  mtu            here {}, peer {}, path {} (RoCE {})\n", r.local_mtu,
+                     r.peer_mtu, r.path_mtu, r.roce_mtu);
   }
   for (const auto& p : r.problems) t += "  -> " + p + "\n";
   return t;

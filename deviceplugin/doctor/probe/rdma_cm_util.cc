@@ -86,39 +86,64 @@ Result<CmEvent> expectEvent(rdma_event_channel* ch, rdma_cm_event_type want,
 }
 
 Endpoint::~Endpoint() {
-  if (id_ && id_->qp) rdma_destroy_qp(id_);
+  if (id_ && id_->qp) {
+    rdma_destroy_qp(id_);
+  } else if (!id_ && qp_) {
+    (void)ibv_destroy_qp(qp_);
+  }
   if (mr_) (void)ibv_dereg_mr(mr_);
   if (cq_) (void)ibv_destroy_cq(cq_);
   if (comp_) (void)ibv_destroy_comp_channel(comp_);
   if (pd_) (void)ibv_dealloc_pd(pd_);
 }
 
-Result<std::unique_ptr<Endpoint>> Endpoint::create(rdma_cm_id* id) {
-  std::unique_ptr<Endpoint> e(new Endpoint());
-  e->id_ = id;
-  if (!id->verbs) return makeError(ErrorCode::kRdmaFailure, "the rdma_cm id has no device");
-  e->pd_ = ibv_alloc_pd(id->verbs);
-  if (!e->pd_) return cmError(errno, "ibv_alloc_pd");
-  e->comp_ = ibv_create_comp_channel(id->verbs);
-  if (!e->comp_) return cmError(errno, "ibv_create_comp_channel");
-  const int flags = fcntl(e->comp_->fd, F_GETFL);
-  (void)fcntl(e->comp_->fd, F_SETFL, flags | O_NONBLOCK);
-  e->cq_ = ibv_create_cq(id->verbs, 256, nullptr, e->comp_, 0);
-  if (!e->cq_) return cmError(errno, "ibv_create_cq");
-  if (int rc = ibv_req_notify_cq(e->cq_, 0); rc != 0) return cmError(rc, "ibv_req_notify_cq");
-  e->buf_.assign(2 * kMsg + kWrite, 0);
-  e->mr_ = ibv_reg_mr(e->pd_, e->buf_.data(), e->buf_.size(),
-                      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-  if (!e->mr_) return cmError(errno, "ibv_reg_mr");
+Status Endpoint::createResources(ibv_context* ctx) {
+  pd_ = ibv_alloc_pd(ctx);
+  if (!pd_) return cmError(errno, "ibv_alloc_pd");
+  comp_ = ibv_create_comp_channel(ctx);
+  if (!comp_) return cmError(errno, "ibv_create_comp_channel");
+  const int flags = fcntl(comp_->fd, F_GETFL);
+  (void)fcntl(comp_->fd, F_SETFL, flags | O_NONBLOCK);
+  cq_ = ibv_create_cq(ctx, 256, nullptr, comp_, 0);
+  if (!cq_) return cmError(errno, "ibv_create_cq");
+  if (int rc = ibv_req_notify_cq(cq_, 0); rc != 0) return cmError(rc, "ibv_req_notify_cq");
+  buf_.assign(2 * kMsg + kWrite, 0);
+  mr_ = ibv_reg_mr(pd_, buf_.data(), buf_.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+  if (!mr_) return cmError(errno, "ibv_reg_mr (is the locked-memory limit too low?)");
+  return okStatus();
+}
+
+namespace {
+ibv_qp_init_attr rcQpAttr(ibv_cq* cq) {
   ibv_qp_init_attr attr{};
-  attr.send_cq = e->cq_;
-  attr.recv_cq = e->cq_;
+  attr.send_cq = cq;
+  attr.recv_cq = cq;
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_wr = 64;
   attr.cap.max_recv_wr = 64;
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
+  return attr;
+}
+}  // namespace
+
+Result<std::unique_ptr<Endpoint>> Endpoint::create(rdma_cm_id* id) {
+  std::unique_ptr<Endpoint> e(new Endpoint());
+  e->id_ = id;
+  if (!id->verbs) return makeError(ErrorCode::kRdmaFailure, "the rdma_cm id has no device");
+  RDMANET_RETURN_IF_ERROR(e->createResources(id->verbs));
+  ibv_qp_init_attr attr = rcQpAttr(e->cq_);
   if (rdma_create_qp(id, e->pd_, &attr) != 0) return cmError(errno, "rdma_create_qp");
+  e->qp_ = id->qp;
+  return e;
+}
+
+Result<std::unique_ptr<Endpoint>> Endpoint::create(ibv_context* ctx) {
+  std::unique_ptr<Endpoint> e(new Endpoint());
+  RDMANET_RETURN_IF_ERROR(e->createResources(ctx));
+  ibv_qp_init_attr attr = rcQpAttr(e->cq_);
+  e->qp_ = ibv_create_qp(e->pd_, &attr);
+  if (!e->qp_) return cmError(errno, "ibv_create_qp");
   return e;
 }
 
@@ -130,7 +155,7 @@ Status Endpoint::postRecv() {
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(id_->qp, &wr, &bad); rc != 0) return cmError(rc, "ibv_post_recv");
+  if (int rc = ibv_post_recv(qp_, &wr, &bad); rc != 0) return cmError(rc, "ibv_post_recv");
   return okStatus();
 }
 
@@ -139,7 +164,7 @@ Status Endpoint::postSend(uint64_t wr_id) {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.opcode = IBV_WR_SEND;
-  return postSignaled(id_->qp, wr, sge);
+  return postSignaled(qp_, wr, sge);
 }
 
 Status Endpoint::postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey) {
@@ -151,7 +176,7 @@ Status Endpoint::postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey) 
   wr.opcode = IBV_WR_RDMA_WRITE;
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = rkey;
-  return postSignaled(id_->qp, wr, sge);
+  return postSignaled(qp_, wr, sge);
 }
 
 Result<std::vector<ibv_wc>> Endpoint::poll(Clock::time_point deadline) {

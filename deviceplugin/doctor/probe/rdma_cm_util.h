@@ -50,7 +50,8 @@ Result<CmEvent> expectEvent(rdma_event_channel* ch, rdma_cm_event_type want,
                             std::chrono::milliseconds timeout);
 
 // Per-connection verbs resources: PD, CQ (with a completion channel), one registered buffer
-// laid out as [send slot | recv slot | write region], and the RC QP on the id.
+// laid out as [send slot | recv slot | write region], and the RC QP: on an rdma_cm id, or made by
+// hand on a device context (the tcp exchange, which then brings it to RTS itself).
 class Endpoint {
  public:
   static constexpr size_t kMsg = 64;
@@ -59,6 +60,10 @@ class Endpoint {
   // Creates everything on `id` (whose verbs context is known after route resolution or on a
   // connect request).
   static Result<std::unique_ptr<Endpoint>> create(rdma_cm_id* id);
+  // Creates everything on an opened device context, the QP in RESET; the context stays the
+  // caller's and must outlive the endpoint.
+  static Result<std::unique_ptr<Endpoint>> create(ibv_context* ctx);
+  ibv_qp* qp() const { return qp_; }
   Status postRecv();
   Status postSend(uint64_t wr_id);
   Status postWrite(uint64_t wr_id, uint64_t remote_addr, uint32_t rkey);
@@ -74,7 +79,9 @@ class Endpoint {
 
  private:
   Endpoint() = default;
-  rdma_cm_id* id_ = nullptr;
+  Status createResources(ibv_context* ctx);
+  rdma_cm_id* id_ = nullptr;  // null for a hand-made QP
+  ibv_qp* qp_ = nullptr;
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* comp_ = nullptr;
   ibv_cq* cq_ = nullptr;
