@@ -21,7 +21,8 @@
 //   /api/v1/namespaces/NS/configmaps[/NAME]                      ConfigMaps, as nodes
 //   /apis/k8s.cni.cncf.io/v1/namespaces/NS/network-attachment-definitions[/NAME]   Multus NADs
 //   /api/v1/namespaces/NS/pods/NAME[:PORT]/proxy/PATH            GET: the pod's answer, as a
-//                                                                test set it (/_control/proxy);
+//                                                                test set it (/_control/proxy,
+//                                                                dropped when the pod is deleted);
 //                                                                a pod that does not exist is
 //                                                                404, one without an answer set
 //                                                                503 (nothing listens), as the
@@ -300,6 +301,9 @@ function handleApi(req, res, url, body) {
     const o = store.get(key(r.name));
     if (!o) return notFound(res, r, r.name);
     store.delete(key(r.name));
+    if (r.resource === 'pods') {  // a pod made again under this name is a new one: nothing listens
+      for (const k of proxyAnswers.keys()) if (k.startsWith(`${r.ns}/${r.name}/`)) proxyAnswers.delete(k);
+    }
     stats.writes++;
     return send(res, 200, o);
   }
