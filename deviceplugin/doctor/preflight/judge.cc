@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "deviceplugin/podnet/counter_names.h"
 
@@ -228,6 +230,34 @@ std::vector<Problem> nodeProblems(const NodeHealth& n) {
          .cause = fmt::format("run rdmanet-doctor on {} (or `rdmanet-device-plugin doctor` in its "
                               "daemon pod) for the check's evidence and remedy",
                               n.node)});
+  }
+  return out;
+}
+
+std::vector<std::string> likelyNodes(const std::vector<PairResult>& pairs) {
+  std::set<std::string> nodes;
+  std::map<std::string, std::set<size_t>> by_check;  // check -> the pairs it fails or warns
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    nodes.insert({pairs[i].pair.from, pairs[i].pair.to});
+    for (const auto& p : pairs[i].problems) {
+      if (p.verdict == Verdict::kFail || p.verdict == Verdict::kWarn) by_check[p.check].insert(i);
+    }
+  }
+  std::vector<std::string> out;
+  if (nodes.size() < 3) return out;
+  for (const auto& [check, failing] : by_check) {
+    if (failing.size() < 2) continue;  // one pair names no node apart from its other end
+    for (const auto& n : nodes) {
+      std::set<size_t> through;
+      for (size_t i = 0; i < pairs.size(); ++i) {
+        if (pairs[i].pair.from == n || pairs[i].pair.to == n) through.insert(i);
+      }
+      if (through == failing) {
+        out.push_back(fmt::format(
+            "node {}: every pair through it, and only those, has {} problems ({} pairs)", n, check,
+            failing.size()));
+      }
+    }
   }
   return out;
 }

@@ -62,6 +62,11 @@ void judgePair(PairResult& r, const Expectations& e, const MtuExpectation& from,
 // A node's checklist as problems: one per WARN or FAIL check, or one UNKNOWN naming why the
 // daemon could not be read.
 std::vector<Problem> nodeProblems(const NodeHealth& n);
+// Where the pairs point at one node: for each check some pairs failed or warned, the node whose
+// pairs are exactly those ("node C: every pair through it, and only those, has rtt problems (4
+// pairs)"). Needs 3 nodes or more (with 2, every pair runs through both) and 2 such pairs or
+// more; a check whose pairs share no single node gives no hint.
+std::vector<std::string> likelyNodes(const std::vector<PairResult>& pairs);
 // The worst of every node's checklist and every pair's verdict (PASS when there are none).
 Verdict overallVerdict(const std::vector<NodeHealth>& nodes, const std::vector<PairResult>& pairs);
 

@@ -48,8 +48,10 @@ std::string renderPreflightTable(const PreflightReport& r) {
   out += fmt::format("{:<32} {:<9} {}\n", "NODE", "CHECKLIST", "FAILING CHECKS");
   for (const auto& n : r.nodes) {
     const auto failing = n.failingChecks();
-    out += fmt::format("{:<32} {:<9} {}\n", n.node, verdictName(n.checklist()),
-                       n.reached ? fmt::format("{}", fmt::join(failing, ", ")) : n.reason);
+    std::string row =
+        fmt::format("{:<32} {:<9} {}", n.node, verdictName(n.checklist()),
+                    n.reached ? fmt::format("{}", fmt::join(failing, ", ")) : n.reason);
+    out += row.erase(row.find_last_not_of(' ') + 1) + "\n";
   }
   out += fmt::format("\n{:<48} {:>8} {:>6} {:>15} {:>6} {:>14} {:>4} {}\n", "PAIR", "BW Gb/s",
                      "% PORT", "RTT p50/p99 us", "SPREAD", "PATH/RoCE MTU", "TC", "VERDICT");
@@ -74,6 +76,7 @@ std::string renderPreflightTable(const PreflightReport& r) {
                          pr.subject, pr.check, pr.message, pr.cause);
     }
   }
+  for (const auto& l : r.likely_nodes) out += fmt::format("LIKELY  {}\n", l);
   out += "\n";
   if (!r.baseline) {
     out += "Baseline: not recorded (--no-baseline)\n";
@@ -98,6 +101,7 @@ std::string renderPreflightJson(const PreflightReport& r) {
             {"nodes", json::array()},
             {"pairs", json::array()},
             {"problems", json::array()},
+            {"likely_nodes", r.likely_nodes},
             {"baseline", nullptr},
             {"cleanup_errors", r.cleanup_errors}};
   for (const auto& n : r.nodes) {

@@ -10,6 +10,7 @@
 //              "peer_mtu", "traffic_class", "dscp", "counters_delta":{..}, "probe_problems":[..],
 //              "failed_stage", "error"}],
 //    "problems":[{"subject","check","verdict","message","cause"}],
+//    "likely_nodes":["node C: every pair through it, and only those, has rtt problems (4 pairs)"],
 //    "baseline":{"configmap","taken_at","nodes":[..],"error"} | null,
 //    "cleanup_errors":[..]}
 // A measurement the probe did not make is absent from its pair.

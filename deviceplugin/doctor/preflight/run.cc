@@ -75,10 +75,12 @@ class Run {
   }
 
   std::vector<std::string> takeCleanupErrors() { return std::move(cleanup_errors_); }
-  const PreflightOptions& o_;
-  const PreflightSeams& s_;
+  const PreflightOptions& options() const { return o_; }
+  const PreflightSeams& seams() const { return s_; }
 
  private:
+  const PreflightOptions& o_;
+  const PreflightSeams& s_;
   std::vector<std::string> created_{};
   std::vector<std::string> cleanup_errors_{};
 };
@@ -96,10 +98,10 @@ Result<std::map<std::string, std::string>> startServers(Run& run,
   std::map<std::string, std::string> ip, pod_of;
   for (size_t i = 0; i < servers.size(); ++i) {
     ProbePod pod{.role = Role::kServer,
-                 .name = probePodName(run.s_.run_id, Role::kServer, i),
+                 .name = probePodName(run.seams().run_id, Role::kServer, i),
                  .node = servers[i],
-                 .nad = *run.o_.nadOf(servers[i]),
-                 .command = serverCommand(run.o_)};
+                 .nad = *run.options().nadOf(servers[i]),
+                 .command = serverCommand(run.options())};
     if (auto st = run.create(pod); !st.ok()) {
       why[servers[i]] = st.error().msg;
       continue;
@@ -107,7 +109,8 @@ Result<std::map<std::string, std::string>> startServers(Run& run,
     pod_of[servers[i]] = pod.name;
   }
   run.say(fmt::format("{} probe server pods created; waiting for them to run", pod_of.size()));
-  const Deadline deadline = Deadline::in(std::chrono::seconds(run.o_.timeout_s), *run.s_.clock);
+  const Deadline deadline =
+      Deadline::in(std::chrono::seconds(run.options().timeout_s), *run.seams().clock);
   std::map<std::string, PodProgress> last;
   while (!pod_of.empty()) {
     for (auto it = pod_of.begin(); it != pod_of.end();) {
@@ -131,18 +134,18 @@ Result<std::map<std::string, std::string>> startServers(Run& run,
     }
     if (pod_of.empty()) break;
     if (run.stopped()) return interrupted();
-    if (deadline.passed(*run.s_.clock)) {
+    if (deadline.passed(*run.seams().clock)) {
       for (const auto& [node, name] : pod_of) {
         const auto& pr = last[node];
         why[node] = fmt::format(
             "the probe server pod {} on {} was not running with an eth1 address "
             "after {} s: {}{}",
-            name, node, run.o_.timeout_s, pr.describe(),
+            name, node, run.options().timeout_s, pr.describe(),
             pr.phase == "Running" ? ", no eth1 IPv4 in Multus' network-status" : "");
       }
       break;
     }
-    run.s_.tick();
+    run.seams().tick();
   }
   return ip;
 }
@@ -152,17 +155,18 @@ Result<PairResult> probePair(Run& run, const NodePair& pair, size_t index,
                              const std::string& server_ip) {
   PairResult r{.pair = pair};
   ProbePod pod{.role = Role::kClient,
-               .name = probePodName(run.s_.run_id, Role::kClient, index),
+               .name = probePodName(run.seams().run_id, Role::kClient, index),
                .node = pair.from,
                .peer_node = pair.to,
-               .nad = *run.o_.nadOf(pair.from),
-               .command = clientCommand(run.o_, server_ip)};
+               .nad = *run.options().nadOf(pair.from),
+               .command = clientCommand(run.options(), server_ip)};
   if (auto st = run.create(pod); !st.ok()) {
     r.failure = st.error().msg;
     return r;
   }
   run.say(fmt::format("probing {} ({} -> {})", pairName(pair), pod.name, server_ip));
-  const Deadline deadline = Deadline::in(std::chrono::seconds(run.o_.timeout_s), *run.s_.clock);
+  const Deadline deadline =
+      Deadline::in(std::chrono::seconds(run.options().timeout_s), *run.seams().clock);
   PodProgress last;
   for (;;) {
     if (auto p = run.get(pod.name); p.ok()) {
@@ -170,13 +174,13 @@ Result<PairResult> probePair(Run& run, const NodePair& pair, size_t index,
       if (last.terminated || last.phase == "Succeeded" || last.phase == "Failed") break;
     }
     if (run.stopped()) return interrupted();
-    if (deadline.passed(*run.s_.clock)) {
+    if (deadline.passed(*run.seams().clock)) {
       r.failure = fmt::format("the probe client pod {} on {} did not finish within {} s: {}",
-                              pod.name, pair.from, run.o_.timeout_s, last.describe());
+                              pod.name, pair.from, run.options().timeout_s, last.describe());
       run.remove(pod.name);
       return r;
     }
-    run.s_.tick();
+    run.seams().tick();
   }
   run.remove(pod.name);  // frees its device for the next pair on this node
   if (last.message.empty()) {
@@ -247,6 +251,7 @@ Result<PreflightReport> runPreflight(const PreflightOptions& o, const PreflightS
   if (!o.no_baseline) {
     report.baseline = recordBaseline(*s.client, *s.clock, o, report.nodes, s.wall_seconds());
   }
+  report.likely_nodes = likelyNodes(report.pairs);
   report.cleanup_errors = run.takeCleanupErrors();
   report.verdict = overallVerdict(report.nodes, report.pairs);
   return report;

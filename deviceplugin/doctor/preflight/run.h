@@ -50,6 +50,7 @@ struct PreflightReport {
   std::vector<NodeHealth> nodes{};
   std::vector<PairResult> pairs{};
   std::optional<BaselineRecord> baseline{};  // nullopt with --no-baseline
+  std::vector<std::string> likely_nodes{};   // likelyNodes(pairs)
   std::vector<std::string> cleanup_errors{};
   Verdict verdict = Verdict::kUnknown;
   std::vector<Problem> problems() const;  // the nodes', then the pairs', in order

@@ -163,6 +163,26 @@ TEST(JudgeTest, MissingRoundTripsFail) {
   EXPECT_EQ(judged(s).problems.at(0).message, "only 150 of 200 round trips completed");
 }
 
+TEST(JudgeTest, ANodeWhosePairsAloneFailACheckIsNamed) {
+  std::vector<PairResult> pairs;
+  for (const auto& p : planPairs({"a", "b", "c"}, PairMode::kAll)) {
+    auto s = clean();
+    if (p.from == "c" || p.to == "c") {
+      s.rtt_p50_us = 2000;
+      s.rtt_p99_us = 5000;
+    }
+    if (p.from == "a" && p.to == "b") s.traffic_class = 0;
+    pairs.push_back(judged(s));
+    pairs.back().pair = p;
+  }
+  EXPECT_EQ(likelyNodes(pairs),
+            (std::vector<std::string>{
+                "node c: every pair through it, and only those, has rtt problems (4 pairs)"}));
+  pairs.resize(2);  // a -> b (traffic class), a -> c (rtt): one pair each names no node
+  EXPECT_TRUE(likelyNodes(pairs).empty());
+  EXPECT_TRUE(likelyNodes({judged(clean())}).empty());
+}
+
 TEST(JudgeTest, NodesChecklistsAndTheOverallVerdict) {
   NodeHealth ok{.node = "vm1", .reached = true, .checks = {{"mtu", "eth1", Verdict::kPass}}};
   NodeHealth bad{.node = "vm2",

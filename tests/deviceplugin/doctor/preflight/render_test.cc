@@ -44,7 +44,7 @@ TEST(PreflightRenderTest, TheTableHasNodesPairsProblemsAndTheBaseline) {
       "rdmanet pre-flight, run ab12: 2 nodes, 2 pairs\n"
       "\n"
       "NODE                             CHECKLIST FAILING CHECKS\n"
-      "vm1                              PASS      \n"
+      "vm1                              PASS\n"
       "vm2                              UNKNOWN   no running rdmanet daemon pod\n"
       "\n"
       "PAIR                                              BW Gb/s % PORT  RTT p50/p99 us SPREAD  "

@@ -62,6 +62,8 @@ class FakeKubelet {
   std::map<std::string, int> mtu{};       // node -> its eth1 MTU
   std::set<std::string> unschedulable{};  // nodes whose probe pods never get scheduled
   std::vector<std::vector<std::string>> client_commands{};
+  std::map<std::string, std::string> message{};  // node -> its client's termination message
+  std::vector<json> specs{};                     // every probe pod's spec, as created
 
   void step() {
     auto pods = c_.list(std::string("/api/v1/namespaces/") + kNs + "/pods",
@@ -72,6 +74,7 @@ class FakeKubelet {
       const std::string node = p["metadata"]["annotations"]["rdmanet.io/preflight-node"];
       const std::string role = p["metadata"]["labels"]["rdmanet.io/preflight-role"];
       if (p["status"].value("phase", "") != "Pending") continue;
+      specs.push_back(p["spec"]);
       if (unschedulable.contains(node)) {
         setStatus(name, {{"phase", "Pending"},
                          {"conditions",
@@ -104,7 +107,9 @@ class FakeKubelet {
                              {{"terminated",
                                {{"exitCode", 0},
                                 {"reason", "Completed"},
-                                {"message", summary(mtu[node], mtu[peer]).dump()}}}}}}}}});
+                                {"message", message.contains(node)
+                                                ? message[node]
+                                                : summary(mtu[node], mtu[peer]).dump()}}}}}}}}});
       }
     }
   }
@@ -274,6 +279,46 @@ TEST_F(PreflightRunTest, AnMtuLoweredOnOneNodeNamesThatNodeInBothItsPairs) {
               std::string::npos)
         << p.cause;
     EXPECT_EQ(p.cause.find("node rdmanet-vm1's"), std::string::npos) << p.cause;
+  }
+}
+
+TEST_F(PreflightRunTest, AClientWithoutASummaryFailsItsPairWithTheReason) {
+  kubelet_.message["rdmanet-vm2"] = "rdmanet-device-plugin: unknown flag --mtu-sweep";
+  auto r = runPreflight(options_, seams());
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->pairs[0].verdict, Verdict::kPass);
+  EXPECT_EQ(r->pairs[1].verdict, Verdict::kFail);
+  EXPECT_EQ(r->pairs[1].failure,
+            "the probe client pod rdmanet-preflight-run2-client-1 on rdmanet-vm2 left an "
+            "unreadable summary (the probe's summary is not JSON): Succeeded, exit code 0 "
+            "(Completed)");
+  EXPECT_EQ(preflightPods(), 0u);
+}
+
+// DRA mode: the nodes are those with the driver's ResourceSlices, each pod's device a claim.
+TEST_F(PreflightRunTest, DraModeFindsTheNodesBySlicesAndClaimsTheDevice) {
+  for (const std::string n : {"rdmanet-vm1", "rdmanet-vm2"}) {
+    auto s =
+        client_.create("/apis/resource.k8s.io/v1/resourceslices",
+                       {{"apiVersion", "resource.k8s.io/v1"},
+                        {"kind", "ResourceSlice"},
+                        {"metadata", {{"name", n + "-rdma"}}},
+                        {"spec",
+                         {{"driver", "rdma.rdmanet.io"},
+                          {"nodeName", n},
+                          {"pool", {{"name", n}, {"generation", 1}, {"resourceSliceCount", 1}}},
+                          {"devices", {{{"name", "vf-0"}}}}}}});
+    ASSERT_TRUE(s.ok()) << s.error().msg;
+  }
+  options_.resource = "rdma/none";  // not how DRA mode finds nodes
+  options_.claim_template = "rdma-vf";
+  auto r = runPreflight(options_, seams());
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->verdict, Verdict::kPass);
+  ASSERT_EQ(kubelet_.specs.size(), 4u);  // 2 servers, 2 clients
+  for (const auto& spec : kubelet_.specs) {
+    EXPECT_EQ(spec["resourceClaims"][0]["resourceClaimTemplateName"], "rdma-vf");
+    EXPECT_EQ(spec["containers"][0]["resources"], json::parse(R"({"claims":[{"name":"nic"}]})"));
   }
 }
 
