@@ -61,11 +61,14 @@ json probePodManifest(const PreflightOptions& o, const std::string& run_id, cons
        json::array({{{"name", pod.nad.name}, {"namespace", pod.nad.ns}, {"interface", "eth1"}}})
            .dump()}};
   if (!pod.peer_node.empty()) annotations[kPeerAnnotation] = pod.peer_node;
-  json container = {{"name", "probe"},
-                    {"image", o.image},
-                    {"command", pod.command},
-                    {"terminationMessagePolicy", "File"},
-                    {"securityContext", {{"capabilities", {{"add", {"IPC_LOCK"}}}}}}};
+  json container = {
+      {"name", "probe"},
+      {"image", o.image},
+      {"command", pod.command},
+      // A client's message is the summary file alone; a server that dies says why
+      // through its last log lines.
+      {"terminationMessagePolicy", pod.role == Role::kClient ? "File" : "FallbackToLogsOnError"},
+      {"securityContext", {{"capabilities", {{"add", {"IPC_LOCK"}}}}}}};
   if (!o.image_pull_policy.empty()) container["imagePullPolicy"] = o.image_pull_policy;
   json spec = {{"nodeSelector", {{"kubernetes.io/hostname", pod.node}}},
                {"restartPolicy", "Never"},

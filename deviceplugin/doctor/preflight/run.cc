@@ -85,6 +85,17 @@ class Run {
   std::vector<std::string> cleanup_errors_{};
 };
 
+// ", saying \"...\"": a termination message as evidence, its end when it is long (the last log
+// lines say the most).
+std::string saying(const std::string& message) {
+  constexpr size_t kMax = 300;
+  if (message.empty()) return {};
+  const bool cut = message.size() > kMax;
+  std::string tail = cut ? message.substr(message.size() - kMax) : message;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  return fmt::format(", saying \"{}{}\"", cut ? "..." : "", tail);
+}
+
 Error interrupted() {
   return makeError(ErrorCode::kInternal,
                    "interrupted (SIGINT/SIGTERM): the run's pods were deleted");
@@ -124,8 +135,9 @@ Result<std::map<std::string, std::string>> startServers(Run& run,
           continue;
         }
         if (last[it->first].phase == "Failed" || last[it->first].phase == "Succeeded") {
-          why[it->first] = fmt::format("the probe server pod {} on {} ended: {}", it->second,
-                                       it->first, last[it->first].describe());
+          why[it->first] =
+              fmt::format("the probe server pod {} on {} ended: {}{}", it->second, it->first,
+                          last[it->first].describe(), saying(last[it->first].message));
           it = pod_of.erase(it);
           continue;
         }
@@ -190,8 +202,9 @@ Result<PairResult> probePair(Run& run, const NodePair& pair, size_t index,
   }
   auto summary = parseProbeSummary(last.message);
   if (!summary.ok()) {
-    r.failure = fmt::format("the probe client pod {} on {} left an unreadable summary ({}): {}",
-                            pod.name, pair.from, summary.error().msg, last.describe());
+    r.failure =
+        fmt::format("the probe client pod {} on {} left an unreadable summary ({}): {}{}", pod.name,
+                    pair.from, summary.error().msg, last.describe(), saying(last.message));
     return r;
   }
   r.summary = std::move(*summary);

@@ -81,6 +81,7 @@ TEST(ProbePodsTest, DraModeUsesAClaimAndPrivilegedMountsTheHostsDevices) {
   EXPECT_EQ(spec["volumes"], json::parse(R"([{"name":"infiniband","hostPath":
       {"path":"/dev/infiniband","type":"DirectoryOrCreate"}}])"));
   EXPECT_EQ(m["metadata"]["labels"]["rdmanet.io/preflight-role"], "server");
+  EXPECT_EQ(c["terminationMessagePolicy"], "FallbackToLogsOnError");
   EXPECT_FALSE(m["metadata"]["annotations"].contains("rdmanet.io/preflight-peer"));
 }
 

@@ -62,8 +62,9 @@ class FakeKubelet {
   std::map<std::string, int> mtu{};       // node -> its eth1 MTU
   std::set<std::string> unschedulable{};  // nodes whose probe pods never get scheduled
   std::vector<std::vector<std::string>> client_commands{};
-  std::map<std::string, std::string> message{};  // node -> its client's termination message
-  std::vector<json> specs{};                     // every probe pod's spec, as created
+  std::map<std::string, std::string> message{};      // node -> its client's termination message
+  std::vector<json> specs{};                         // every probe pod's spec, as created
+  std::map<std::string, std::string> server_dies{};  // node -> its server's last log line
 
   void step() {
     auto pods = c_.list(std::string("/api/v1/namespaces/") + kNs + "/pods",
@@ -84,7 +85,20 @@ class FakeKubelet {
                             {"message", "0/2 nodes are available: 1 Insufficient rdma/vf."}}}}});
         continue;
       }
-      if (role == "server") {
+      if (role == "server" && server_dies.contains(node)) {
+        setStatus(
+            name,
+            {{"phase", "Failed"},
+             {"containerStatuses",
+              {{{"name", "probe"},
+                {"image", "img"},
+                {"imageID", ""},
+                {"ready", false},
+                {"restartCount", 0},
+                {"state",
+                 {{"terminated",
+                   {{"exitCode", 2}, {"reason", "Error"}, {"message", server_dies[node]}}}}}}}}});
+      } else if (role == "server") {
         json updated = p;
         updated["metadata"]["annotations"]["k8s.v1.cni.cncf.io/network-status"] =
             json::array({{{"name", "cbr0"}, {"interface", "eth0"}, {"ips", {"10.244.0.9"}}},
@@ -291,7 +305,7 @@ TEST_F(PreflightRunTest, AClientWithoutASummaryFailsItsPairWithTheReason) {
   EXPECT_EQ(r->pairs[1].failure,
             "the probe client pod rdmanet-preflight-run2-client-1 on rdmanet-vm2 left an "
             "unreadable summary (the probe's summary is not JSON): Succeeded, exit code 0 "
-            "(Completed)");
+            "(Completed), saying \"rdmanet-device-plugin: unknown flag --mtu-sweep\"");
   EXPECT_EQ(preflightPods(), 0u);
 }
 
@@ -337,6 +351,19 @@ TEST_F(PreflightRunTest, AServerThatNeverRunsFailsItsPairsNamingTheNodeAndItsPod
   EXPECT_NE(r->pairs[1].failure.find("on rdmanet-vm2 did not finish within 10 s"),
             std::string::npos)
       << r->pairs[1].failure;
+  EXPECT_EQ(preflightPods(), 0u);
+}
+
+TEST_F(PreflightRunTest, AServerThatDiesFailsItsPairsWithItsLastWords) {
+  kubelet_.server_dies["rdmanet-vm1"] =
+      "probe: --wait-device: no RDMA device on eth1 after 120 s\n";
+  auto r = runPreflight(options_, seams());
+  ASSERT_TRUE(r.ok()) << r.error().msg;
+  EXPECT_EQ(r->pairs[0].verdict, Verdict::kPass);
+  EXPECT_EQ(r->pairs[1].failure,
+            "the probe server pod rdmanet-preflight-run2-server-0 on rdmanet-vm1 ended: Failed, "
+            "exit code 2 (Error), saying \"probe: --wait-device: no RDMA device on eth1 after 120 "
+            "s\"");
   EXPECT_EQ(preflightPods(), 0u);
 }
 
