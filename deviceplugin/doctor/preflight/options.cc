@@ -18,9 +18,10 @@ constexpr const char* kDescription =
     "a client pod that measures RDMA bandwidth against the port speed, RTT p50/p99, the MTU\n"
     "end to end and the traffic class, and the loss counters that grew; reads each node's\n"
     "doctor checklist and RDMA counters from rdmanet's daemon (through the API server's pod\n"
-    "proxy) and records the counters as a baseline ConfigMap. One pre-flight runs at a time\n"
-    "per namespace: a run deletes the probe pods earlier runs left there. Every pod of the run\n"
-    "is deleted at the end, also on failure and on SIGINT/SIGTERM (unless --keep).\n"
+    "proxy) and records the counters as a baseline ConfigMap. Each node needs two free\n"
+    "devices (its server's and its client's). One pre-flight runs at a time per namespace:\n"
+    "a run deletes the probe pods earlier runs left there. Every pod of the run is deleted\n"
+    "at the end, also on failure and on SIGINT/SIGTERM (unless --keep).\n"
     "Exit 0: no FAIL; 1: a FAIL; 2: usage error, or the API failed before any probe ran.";
 
 // The flags as given, before they are checked and resolved into PreflightOptions.

@@ -20,7 +20,8 @@
 // (/metrics through the API server's pod proxy), records the counters as the baseline
 // ConfigMap rdmanet-preflight-baseline, judges (judge.h), and prints a table or JSON
 // (render.h). run.h holds the flow; every pod it makes is deleted at the end, also on failure
-// and on SIGINT/SIGTERM. One pre-flight runs at a time per namespace.
+// and on SIGINT/SIGTERM. One pre-flight runs at a time per namespace. Each node needs two free
+// devices while it runs: its server pod's and, during its own pairs, its client pod's.
 //
 // Exit: 0 no FAIL; 1 a FAIL; 2 usage error, API failure before any probe ran (no access, fewer
 // than 2 nodes, a missing NAD), or interrupted.
