@@ -1,7 +1,7 @@
 // rdmanet-doctor: the node's pre-training network checklist as one command (cli.h documents
-// flags and exit codes; probe/probe.h the `probe` subcommand, preflight/preflight.h `preflight`). main only opens the real seams
-// (host_seams.h: netlink, ethtool, verbs; podnet's for `pods`); everything else is in
-// rdmanet_doctor so tests drive it.
+// flags and exit codes; probe/probe.h the `probe` subcommand, preflight/preflight.h `preflight`).
+// main only opens the real seams (host_seams.h: netlink, ethtool, verbs; podnet's for `pods`);
+// everything else is in rdmanet_doctor so tests drive it.
 #include <ctime>
 #include <exception>
 #include <iostream>

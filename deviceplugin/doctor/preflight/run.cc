@@ -114,6 +114,8 @@ Result<std::map<std::string, std::string>> startServers(Run& run,
                  .nad = *run.options().nadOf(servers[i]),
                  .command = serverCommand(run.options())};
     if (auto st = run.create(pod); !st.ok()) {
+      // No right to make pods: no probe can run at all (exit 2, as for any other access).
+      if (kube::isForbidden(st.error()) || kube::isUnauthorized(st.error())) return st.error();
       why[servers[i]] = st.error().msg;
       continue;
     }

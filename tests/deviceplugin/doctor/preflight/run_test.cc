@@ -426,6 +426,18 @@ TEST_F(PreflightRunTest, FewerThanTwoNodesIsAnErrorBeforeAnyPod) {
   EXPECT_EQ(preflightPods(), 0u);
 }
 
+TEST_F(PreflightRunTest, NoRightToMakePodsIsAnErrorNotAFailOfEveryPair) {
+  server_.fail("POST", "/api/v1/namespaces/rdmanet/pods", 403);
+  auto r = runPreflight(options_, seams());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().http_status, 403);
+  EXPECT_TRUE(
+      r.error().msg.starts_with("creating pod rdmanet-preflight-run2-server-0 on "
+                                "rdmanet-vm1: "))
+      << r.error().msg;
+  EXPECT_EQ(preflightPods(), 0u);
+}
+
 TEST_F(PreflightRunTest, AMissingNadIsAnErrorBeforeAnyPod) {
   options_.node_networks["rdmanet-vm2"] = {kNs, "nope"};
   auto r = runPreflight(options_, seams());
