@@ -55,9 +55,10 @@ struct PreflightCliDeps {
   const std::atomic<bool>* stop = nullptr;
 };
 
-// The real ones: SteadyClock, 1 s ticks on it, wall time, a random 8-hex-digit run id, and the
-// kube config loaders (config.h); `stop` is left to the caller (runHostPreflight sets it).
-PreflightCliDeps hostPreflightDeps();
+// The real ones: `clock` (a SteadyClock, which must outlive the run), 1 s ticks on it, wall
+// time, a random 8-hex-digit run id, and the kube config loaders (config.h); `stop` is left to
+// the caller (runHostPreflight sets it).
+PreflightCliDeps hostPreflightDeps(const Clock& clock);
 
 // The subcommand (args exclude "preflight"): parses, runs, prints; returns the exit code.
 int runPreflightCli(const std::vector<std::string>& args, const PreflightCliDeps& deps,

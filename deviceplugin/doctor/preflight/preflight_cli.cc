@@ -37,11 +37,10 @@ std::string randomRunId() {
 
 }  // namespace
 
-PreflightCliDeps hostPreflightDeps() {
-  static const SteadyClock clock;  // stateless; lives as long as any client that uses it
+PreflightCliDeps hostPreflightDeps(const Clock& clock) {
   return {.kube_config = hostKubeConfig,
           .clock = &clock,
-          .tick = [] { clock.sleepFor(std::chrono::seconds(1)); },
+          .tick = [&clock] { clock.sleepFor(std::chrono::seconds(1)); },
           .wall_seconds = wallSeconds,
           .run_id = randomRunId};
 }
@@ -92,7 +91,8 @@ int runHostPreflight(const std::vector<std::string>& args, std::ostream& out, st
       if (sigtimedwait(&set, nullptr, &poll) > 0) stop = true;
     }
   });
-  PreflightCliDeps deps = hostPreflightDeps();
+  const SteadyClock clock;
+  PreflightCliDeps deps = hostPreflightDeps(clock);
   deps.stop = &stop;
   const int code = runPreflightCli(args, deps, out, err);
   done = true;
