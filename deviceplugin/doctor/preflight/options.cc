@@ -70,7 +70,9 @@ void defineFlags(CLI::App& app, Parsing& p) {
   app.description(kDescription);
   cli::configure(app);
   cli::textOption(app, "--kubeconfig", o.kubeconfig,
-                  "kubeconfig file (default $KUBECONFIG, else the pod's service account)", "FILE");
+                  "kubeconfig file (default $KUBECONFIG, else the pod's\n"
+                  "service account)",
+                  "FILE");
   cli::textOption(app, "--context", o.context, "the kubeconfig context (default its current)",
                   "NAME");
   cli::textOption(app, "--nodes", p.raw.nodes,
@@ -81,16 +83,17 @@ void defineFlags(CLI::App& app, Parsing& p) {
       ->type_name("NAME")
       ->check(check(isResourceName, "a resource name (domain/name)"));
   app.add_option("--claim-template", o.claim_template,
-                 "DRA mode: each probe pod's device is a claim from this ResourceClaimTemplate\n"
-                 "(in --namespace), nodes are those with a ResourceSlice of --driver")
+                 "DRA mode: each probe pod's device is a claim from this\n"
+                 "ResourceClaimTemplate (in --namespace); the nodes are those with a\n"
+                 "ResourceSlice of --driver")
       ->type_name("NAME")
       ->check(check(kube::isDnsSubdomain, "an object name"));
   app.add_option("--driver", o.driver, "the DRA driver (default rdma.rdmanet.io)")
       ->type_name("NAME")
       ->check(check(kube::isDnsSubdomain, "a driver name"));
   app.add_option("--pairs", p.raw.pairs,
-                 "ring (node i -> i+1) or all (every ordered pair); default all up to 8 nodes,\n"
-                 "else ring")
+                 "ring (node i -> i+1) or all (every ordered pair);\n"
+                 "default all up to 8 nodes, else ring")
       ->type_name("ring|all")
       ->check(check([](const std::string& v) { return v == "ring" || v == "all"; }, "ring or all"));
   app.add_option("--namespace", o.ns, "where the probe pods run (default rdmanet)")
@@ -105,22 +108,24 @@ void defineFlags(CLI::App& app, Parsing& p) {
           [](const std::string& v) { return v == "Always" || v == "IfNotPresent" || v == "Never"; },
           "Always, IfNotPresent or Never"));
   cli::textOption(app, "--network", p.raw.network,
-                  "the NetworkAttachmentDefinition attached as eth1 (NS defaults to --namespace)",
+                  "the NetworkAttachmentDefinition attached as eth1\n"
+                  "(NS defaults to --namespace)",
                   "[NS/]NAME");
   app.add_option("--node-network", p.raw.node_networks,
                  "this node's NAD instead of --network (repeatable)")
       ->type_name("NODE=[NS/]NAME")
       ->allow_extra_args(false);
   app.add_flag("--privileged", o.privileged,
-               "run the probe containers privileged, with the host's /dev/infiniband mounted:\n"
-               "for nodes whose RDMA device is made outside the pod (Soft-RoCE over the VF)");
+               "run the probe containers privileged, with the host's\n"
+               "/dev/infiniband mounted: for nodes whose RDMA device is made\n"
+               "outside the pod (Soft-RoCE over the VF)");
   cli::textOption(app, "--probe-command", p.raw.probe_command,
                   "the probe in the image, split on spaces\n"
                   "(default \"rdmanet-device-plugin doctor probe\")",
                   "CMD");
   app.add_option("--timeout", o.timeout_s,
-                 "seconds the server pods have to start, and each pair's client to finish\n"
-                 "(default 300)")
+                 "seconds the server pods have to start, and each pair's\n"
+                 "client to finish (default 300)")
       ->type_name("S")
       ->check(cli::intIn(1, 86400));
   app.add_option("--count", o.count, "ping-pong messages per pair (default 200)")
@@ -154,7 +159,8 @@ void defineFlags(CLI::App& app, Parsing& p) {
       ->check(cli::numberIn(1, 1e6));
   app.add_option_function<int>(
          "--mtu", [&o](const int& m) { o.mtu = m; },
-         "the MTU every path must carry (default: the NAD's \"mtu\", else the ends' own)")
+         "the MTU every path must carry (default: the NAD's \"mtu\",\n"
+         "else the ends' own)")
       ->type_name("BYTES")
       ->check(cli::intIn(576, 65535));
   app.add_flag("--no-baseline", o.no_baseline, "do not record the counters' baseline ConfigMap");

@@ -111,6 +111,10 @@ std::string PodProgress::describe() const {
 PodProgress podProgress(const json& pod) {
   PodProgress p;
   p.phase = stringAt(pod, {"status", "phase"});
+  // Kubelet's word on a pod it refused or evicted (UnexpectedAdmissionError: a device plugin
+  // that could not allocate; Evicted), overridden by anything more precise below.
+  p.reason = stringAt(pod, {"status", "reason"});
+  p.detail = stringAt(pod, {"status", "message"});
   if (const json* conds = at(pod, {"status", "conditions"}); conds && conds->is_array()) {
     for (const auto& c : *conds) {
       if (stringAt(c, {"type"}) == "PodScheduled" && stringAt(c, {"status"}) == "False") {

@@ -121,6 +121,10 @@ TEST(ProbePodsTest, ProgressOfAnUnschedulablePodNamesTheSchedulersMessage) {
   const auto w = podProgress(json::parse(R"({"status":{"phase":"Pending","containerStatuses":[
       {"name":"probe","state":{"waiting":{"reason":"ErrImagePull","message":"not found"}}}]}})"));
   EXPECT_EQ(w.describe(), "Pending (ErrImagePull: not found)");
+  const auto refused = podProgress(json::parse(R"({"status":{"phase":"Failed",
+      "reason":"UnexpectedAdmissionError","message":"Allocate failed due to no healthy devices"}})"));
+  EXPECT_EQ(refused.describe(),
+            "Failed (UnexpectedAdmissionError: Allocate failed due to no healthy devices)");
 }
 
 }  // namespace
