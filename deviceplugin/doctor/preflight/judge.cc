@@ -18,20 +18,20 @@ constexpr const char* kLossCause =
 
 Verdict worse(Verdict a, Verdict b) { return severity(b) > severity(a) ? b : a; }
 
-// The cause of a probe that stopped at `stage`.
+// The cause of a probe that stopped at `stage`: under traffic (the probe's "ping" and "write"
+// stages) or before (resolution, the connection, the QP: every other stage).
 std::string stageCause(const std::string& stage, const NodePair& p) {
-  if (stage == "resolve address" || stage == "resolve route" || stage == "connect" ||
-      stage == "exchange" || stage == "device") {
+  if (stage == "ping" || stage == "write") {
     return fmt::format(
-        "no RDMA connection from {} to {}: check that both nodes' eth1 share the NAD's VLAN and "
-        "subnet, that the switch ports carry the VLAN, and that each node's RDMA device is up "
-        "(rdmanet-doctor on {} and on {})",
-        p.from, p.to, p.from, p.to);
+        "the connection from {} to {} broke under traffic: loss or a link flap on the path (the "
+        "doctor's links and lossless checks on both nodes, the switch ports' logs)",
+        p.from, p.to);
   }
   return fmt::format(
-      "the connection from {} to {} broke under traffic: loss or a link flap on the path (the "
-      "doctor's links and lossless checks on both nodes, the switch ports' logs)",
-      p.from, p.to);
+      "no RDMA connection from {} to {}: check that both nodes' eth1 share the NAD's VLAN and "
+      "subnet, that the switch ports carry the VLAN, and that each node's RDMA device is up "
+      "(rdmanet-doctor on {} and on {})",
+      p.from, p.to, p.from, p.to);
 }
 
 // The growth of the loss counters: "5 (out_of_sequence +3, local_ack_timeout_err +2)".

@@ -50,6 +50,8 @@ TEST(JudgeTest, AFailedProbeNamesTheStageAndError) {
   EXPECT_EQ(r.problems[0].subject, "vm1 -> vm2");
   EXPECT_EQ(r.problems[0].message, "the probe failed at \"connect\": RDMA_CM_EVENT_REJECTED");
   EXPECT_NE(r.problems[0].cause.find("no RDMA connection from vm1 to vm2"), std::string::npos);
+  s.failed_stage = "write";
+  EXPECT_NE(judged(s).problems.at(0).cause.find("broke under traffic"), std::string::npos);
 }
 
 TEST(JudgeTest, APairWithoutASummaryFailsWithItsReason) {
