@@ -90,6 +90,19 @@ CLI::Validator intIn(int lo, int hi) {
       "", "integer");
 }
 
+CLI::Validator numberIn(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](const std::string& v) {
+        double d = 0;
+        auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+        if (ec == std::errc() && p == v.data() + v.size() && d >= lo && d <= hi) {
+          return std::string();
+        }
+        return fmt::format("\"{}\" is not a number in [{}, {}]", v, lo, hi);
+      },
+      "", "number");
+}
+
 CLI::Option* textOption(CLI::App& app, const std::string& name, std::string& into,
                         const std::string& desc, const std::string& type) {
   return app.add_option(name, into, desc)->type_name(type)->check(nonEmpty());

@@ -81,6 +81,9 @@ CLI::Validator nonEmpty();
 // a decimal integer in [lo, hi] ("--expect-mtu 9k": "\"9k\" is not an integer in [68, 65535]").
 CLI::Validator intIn(int lo, int hi);
 
+// a decimal number in [lo, hi] ("--bw-percent 9O": "\"9O\" is not a number in [1, 100]").
+CLI::Validator numberIn(double lo, double hi);
+
 // A string option that may not be empty (nonEmpty), stored in `into`; `type` names its value in
 // --help (DIR, FILE, NAME, ADDR, ...).
 CLI::Option* textOption(CLI::App& app, const std::string& name, std::string& into,

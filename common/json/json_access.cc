@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace rdmanet {
 
 using nlohmann::json;
@@ -89,6 +91,19 @@ Result<std::optional<int64_t>> optInt(const json& obj, std::string_view key, int
   if (v == nullptr) return std::optional<int64_t>();
   RDMANET_ASSIGN_OR_RETURN(int64_t n, asInt(*v, key, lo, hi));
   return std::optional<int64_t>(n);
+}
+
+Result<std::optional<double>> optNumber(const json& obj, std::string_view key, double lo,
+                                        double hi) {
+  const json* v = jsonMember(obj, key);
+  if (v == nullptr) return std::optional<double>();
+  if (!v->is_number()) return jsonTypeError(key, "a number");
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d < lo || d > hi) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     fmt::format("\"{}\" is {}, out of range {}..{}", key, d, lo, hi));
+  }
+  return std::optional<double>(d);
 }
 
 Result<const json*> optObject(const json& obj, std::string_view key, std::string_view path) {

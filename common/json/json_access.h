@@ -46,6 +46,9 @@ Result<std::optional<bool>> optBool(const nlohmann::json& obj, std::string_view 
                                     std::string_view path = {});
 Result<std::optional<int64_t>> optInt(const nlohmann::json& obj, std::string_view key, int64_t lo,
                                       int64_t hi);
+// A number, integer or not, that is finite and in [lo, hi] (a measurement: "rtt_p99_us": 12.5).
+Result<std::optional<double>> optNumber(const nlohmann::json& obj, std::string_view key, double lo,
+                                        double hi);
 // The integer member `key` of `obj` as a T, or `fallback` when it is absent or null; error 7
 // naming `key` when it is a float, a string or outside [lo, hi] (by default T's whole range).
 // The way to read a number of a document from outside: nlohmann's `value(key, 0)` and

@@ -152,6 +152,10 @@ Result<json> KubeClient::get(const std::string& path, const Deadline& deadline) 
   return call("GET", path, nullptr, deadline);
 }
 
+Result<std::string> KubeClient::getText(const std::string& path, const Deadline& deadline) {
+  return callRaw("GET", path, nullptr, deadline, "text/plain, */*");
+}
+
 Result<json> KubeClient::list(const std::string& path, const ListOptions& options,
                               const Deadline& deadline) {
   if (curl_api_ == nullptr) return makeError(ErrorCode::kInvalidEnv, curl_error_);
@@ -187,6 +191,20 @@ Status KubeClient::remove(const std::string& path, const Deadline& deadline) {
 
 Result<json> KubeClient::call(const char* method, const std::string& path, const json* body,
                               const Deadline& deadline) {
+  RDMANET_ASSIGN_OR_RETURN(const std::string text,
+                           callRaw(method, path, body, deadline, "application/json"));
+  if (text.empty()) return json::object();
+  auto j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return makeError(ErrorCode::kDecodeFailure,
+                     fmt::format("{} {}: the answer is not JSON", method, path));
+  }
+  return j;
+}
+
+Result<std::string> KubeClient::callRaw(const char* method, const std::string& path,
+                                        const json* body, const Deadline& deadline,
+                                        const char* accept) {
   if (path.empty() || path.front() != '/') {
     return makeError(ErrorCode::kInternal, fmt::format("API path \"{}\" is not absolute", path));
   }
@@ -201,22 +219,14 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
     if (cancelled_) return noAnswer(method, path, "cancelled (shutting down)");
     if (deadline.passed(clock_)) return noAnswer(method, path, "the caller's deadline has passed");
     bool sent = false, final_answer = false;
-    auto ans =
-        exchange(method, url, body != nullptr ? &payload : nullptr, deadline, sent, final_answer);
+    auto ans = exchange(method, url, body != nullptr ? &payload : nullptr, accept, deadline, sent,
+                        final_answer);
     std::chrono::milliseconds wait = next_backoff;
     bool retriable = false;
     Error last;
     if (ans.ok()) {
       const long s = ans->status;
-      if (s >= 200 && s < 300) {
-        if (ans->body.empty()) return json::object();
-        auto j = json::parse(ans->body, nullptr, /*allow_exceptions=*/false);
-        if (j.is_discarded()) {
-          return makeError(ErrorCode::kDecodeFailure,
-                           fmt::format("{} {}: the answer is not JSON", method, path));
-        }
-        return j;
-      }
+      if (s >= 200 && s < 300) return std::move(ans->body);
       if (s == 401 && !token_refreshed && !config_.token_file.empty()) {
         // The token may have rotated between our last stat and now: read it again, retry once.
         token_refreshed = true;
@@ -247,8 +257,9 @@ Result<json> KubeClient::call(const char* method, const std::string& path, const
 }
 
 Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::string& url,
-                                                const std::string* body, const Deadline& deadline,
-                                                bool& sent, bool& final_answer) {
+                                                const std::string* body, const char* accept,
+                                                const Deadline& deadline, bool& sent,
+                                                bool& final_answer) {
   sent = false;
   final_answer = false;
   const CurlApi& curl = *curl_api_;  // not null: call() checked
@@ -266,7 +277,7 @@ Result<KubeClient::Answer> KubeClient::exchange(const char* method, const std::s
   curl.easy_reset(c);  // options only; the connection cache survives
   Answer a;
   Headers h{curl};
-  h.add("Accept: application/json");
+  h.add(fmt::format("Accept: {}", accept));
   if (body != nullptr) {
     h.add("Content-Type: application/json");
     // No "Expect: 100-continue" round trip before large bodies (a 64-device slice is ~20 KiB).

@@ -88,6 +88,9 @@ class KubeClient {
 
   // GET one object.
   Result<nlohmann::json> get(const std::string& path, const Deadline& deadline = {});
+  // GET a non-JSON answer as text, with the same retries, bounds and cap: a pod's /metrics
+  // through the API server's proxy (/api/v1/namespaces/NS/pods/NAME:PORT/proxy/metrics).
+  Result<std::string> getText(const std::string& path, const Deadline& deadline = {});
   // GET a collection ("...List" object with .items), filtered by the selectors.
   Result<nlohmann::json> list(const std::string& path, const ListOptions& options = {},
                               const Deadline& deadline = {});
@@ -117,11 +120,16 @@ class KubeClient {
   };
   Result<nlohmann::json> call(const char* method, const std::string& path,
                               const nlohmann::json* body, const Deadline& deadline);
+  // call() up to the answer: its body, as it came, of a 2xx answer.
+  Result<std::string> callRaw(const char* method, const std::string& path,
+                              const nlohmann::json* body, const Deadline& deadline,
+                              const char* accept);
   // One HTTP exchange on a pooled handle, its time-out cut to `deadline`. Error (http_status 0)
   // when no answer came; `sent` says whether the request may have reached the server, and
   // `final_answer` that trying again cannot help (an answer over max_response_bytes).
   Result<Answer> exchange(const char* method, const std::string& url, const std::string* body,
-                          const Deadline& deadline, bool& sent, bool& final_answer);
+                          const char* accept, const Deadline& deadline, bool& sent,
+                          bool& final_answer);
   // Waits `d` unless cancel() comes first.
   void backoff(std::chrono::milliseconds d);
   void* takeHandle();  // CURL*: an idle one, or a new one (null when libcurl cannot make one)

@@ -50,7 +50,10 @@ constexpr std::string_view kSubcommands =
     "                        `doctor --help` for more\n"
     "  rdmanet-device-plugin doctor pods [--interval S] [--json] [--cni-state-dir DIR]\n"
     "                        each pod's RDMA counter rates, worst first, with verdicts\n"
-    "                        (as rdmanet-doctor pods); `doctor pods --help` for more";
+    "                        (as rdmanet-doctor pods); `doctor pods --help` for more\n"
+    "  rdmanet-device-plugin doctor preflight --image IMAGE --network [NS/]NAD ...\n"
+    "                        the cross-node RDMA pre-flight through the Kubernetes API\n"
+    "                        (as rdmanet-doctor preflight); `doctor preflight --help` for more";
 
 CLI::Validator durationValidator() {
   return CLI::Validator(

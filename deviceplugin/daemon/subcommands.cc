@@ -11,6 +11,7 @@
 #include "deviceplugin/daemon/install_cni.h"
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
+#include "deviceplugin/doctor/preflight/preflight.h"
 #include "deviceplugin/doctor/probe/probe.h"
 #include "deviceplugin/pools/config.h"
 
@@ -33,6 +34,10 @@ std::optional<int> runOneShot(const Flags& flags, std::string_view argv0) {
 int runDoctorCommand(const std::vector<std::string>& args) {
   if (!args.empty() && args.front() == "probe") {
     return doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
+  }
+  if (!args.empty() && args.front() == "preflight") {
+    return doctor::preflight::runHostPreflight({args.begin() + 1, args.end()}, std::cout,
+                                               std::cerr);
   }
   if (!args.empty() && args.front() == "pods") {
     return doctor::runPodsCli({args.begin() + 1, args.end()}, doctor::hostPodsCliDeps(&std::cerr),

@@ -20,7 +20,8 @@ std::optional<int> runOneShot(const Flags& flags, std::string_view argv0);
 // (doctor/cli.h): same flags, output and exit codes (0 pass, 1 a check FAILed, 2 usage error).
 // `doctor probe ARGS...` is `rdmanet-doctor probe` (doctor/probe/probe.h), so the image's one
 // binary is enough for the pre-flight check; `doctor pods ARGS...` is `rdmanet-doctor pods`
-// (doctor/pods.h). `args` excludes "doctor".
+// (doctor/pods.h); `doctor preflight ARGS...` is `rdmanet-doctor preflight`
+// (doctor/preflight/preflight.h). `args` excludes "doctor".
 int runDoctorCommand(const std::vector<std::string>& args);
 
 // `--install-cni DIR`: copies the `rdmanet` binary next to this executable into DIR

@@ -1,7 +1,7 @@
 // rdmanet-doctor: the node's pre-training network checklist as one command (cli.h documents
-// flags and exit codes; probe/probe.h the `probe` subcommand). main only opens the real seams
-// (host_seams.h: netlink, ethtool, verbs; podnet's for `pods`); everything else is in
-// rdmanet_doctor so tests drive it.
+// flags and exit codes; probe/probe.h the `probe` subcommand, preflight/preflight.h `preflight`).
+// main only opens the real seams (host_seams.h: netlink, ethtool, verbs; podnet's for `pods`);
+// everything else is in rdmanet_doctor so tests drive it.
 #include <ctime>
 #include <exception>
 #include <iostream>
@@ -11,6 +11,7 @@
 #include "common/base/clock.h"
 #include "deviceplugin/doctor/cli.h"
 #include "deviceplugin/doctor/host_seams.h"
+#include "deviceplugin/doctor/preflight/preflight.h"
 #include "deviceplugin/doctor/probe/probe.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +24,10 @@ int main(int argc, char** argv) {
     }
     if (!args.empty() && args.front() == "probe") {
       return rdmanet::doctor::runProbeCli({args.begin() + 1, args.end()}, std::cout, std::cerr);
+    }
+    if (!args.empty() && args.front() == "preflight") {
+      return rdmanet::doctor::preflight::runHostPreflight({args.begin() + 1, args.end()}, std::cout,
+                                                          std::cerr);
     }
     // Read in the netns the doctor runs in (the host's); a seam that cannot be opened makes its
     // checks UNKNOWN rather than failing the whole run.

@@ -135,6 +135,17 @@ void FakeApiServer::setTokens(const std::vector<std::string>& tokens) {
   control("/_control/tokens", {{"tokens", tokens}});
 }
 
+void FakeApiServer::setProxyAnswer(const std::string& ns, const std::string& pod,
+                                   const std::string& port, const std::string& path,
+                                   const std::string& body, int status) {
+  control("/_control/proxy", {{"namespace", ns},
+                              {"pod", pod},
+                              {"port", port},
+                              {"path", path},
+                              {"body", body},
+                              {"status", status}});
+}
+
 nlohmann::json FakeApiServer::stats() {
   kube::KubeClient c(config(), {.retry = {.max_attempts = 1}});
   auto r = c.get("/_control/stats");

@@ -47,6 +47,10 @@ class FakeApiServer {
   void setTokens(const std::vector<std::string>& tokens);
   // {"requests":{"GET":n,...},"writes":n}
   nlohmann::json stats();
+  // What GET /api/v1/namespaces/NS/pods/POD:PORT/proxy/PATH answers from now on (the pod must
+  // exist; without an answer set the proxy says 503, nothing listens).
+  void setProxyAnswer(const std::string& ns, const std::string& pod, const std::string& port,
+                      const std::string& path, const std::string& body, int status = 200);
   // Creates a Node and returns its uid (plain HTTP, or with a token the server accepts).
   std::string createNode(const std::string& name);
 

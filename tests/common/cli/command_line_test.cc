@@ -14,6 +14,7 @@ struct Opts {
   std::string dir = "/";
   int n = 5;
   bool on = false;
+  double pct = 90;
 };
 
 void define(CLI::App& app, Opts& o) {
@@ -22,6 +23,7 @@ void define(CLI::App& app, Opts& o) {
   app.add_option("--dir", o.dir, "a directory")->type_name("DIR")->check(nonEmpty());
   app.add_option("--n", o.n, "a count")->type_name("N")->check(intIn(1, 9));
   app.add_flag("--on", o.on, "a switch");
+  app.add_option("--pct", o.pct, "a share")->type_name("PCT")->check(numberIn(0.5, 100));
 }
 
 Result<Parsed> run(Opts& o, const std::vector<std::string>& args) {
@@ -32,12 +34,13 @@ Result<Parsed> run(Opts& o, const std::vector<std::string>& args) {
 
 TEST(CommandLineTest, TakesBothFormsAndBooleanFlagValues) {
   Opts o;
-  auto p = run(o, {"--dir", "/a", "--n=7", "--on"});
+  auto p = run(o, {"--dir", "/a", "--n=7", "--on", "--pct", "85.5"});
   ASSERT_TRUE(p.ok()) << p.error().msg;
   EXPECT_EQ(*p, Parsed::kRun);
   EXPECT_EQ(o.dir, "/a");
   EXPECT_EQ(o.n, 7);
   EXPECT_TRUE(o.on);
+  EXPECT_EQ(o.pct, 85.5);
   Opts off;
   ASSERT_TRUE(run(off, {"--on=false"}).ok());
   EXPECT_FALSE(off.on);
@@ -72,6 +75,8 @@ TEST(CommandLineTest, EveryErrorIsSevenAndStartsWithTheFlag) {
            Case{{"--n", "10"}, "--n: \"10\" is not an integer in [1, 9]"},
            Case{{"--n", "2x"}, "--n: \"2x\" is not an integer in [1, 9]"},
            Case{{"--on=maybe"}, "--on: \"maybe\" is not a valid value"},
+           Case{{"--pct", "9O"}, "--pct: \"9O\" is not a number in [0.5, 100]"},
+           Case{{"--pct", "0.1"}, "--pct: \"0.1\" is not a number in [0.5, 100]"},
            Case{{"--n", "1", "--n", "2"}, "--n"},
        }) {
     Opts o;

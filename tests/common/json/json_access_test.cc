@@ -105,5 +105,16 @@ TEST(JsonAccessTest, IntOrChecksTheTypeAndTheTargetsRange) {
   EXPECT_EQ(*intOr<int8_t>(doc, "missing", 5), 5);
 }
 
+// Measurements (RTTs, Gbit/s) are numbers with a fraction: integers and floats both read.
+TEST(JsonAccessTest, OptNumberTakesIntegersAndFloatsInRange) {
+  const json doc = json::parse(R"({"f": 12.5, "i": 3, "s": "1", "neg": -0.5, "n": null})");
+  EXPECT_EQ(**optNumber(doc, "f", 0, 1e9), 12.5);
+  EXPECT_EQ(**optNumber(doc, "i", 0, 1e9), 3.0);
+  EXPECT_FALSE(optNumber(doc, "n", 0, 1e9)->has_value());
+  EXPECT_FALSE(optNumber(doc, "missing", 0, 1e9)->has_value());
+  EXPECT_EQ(optNumber(doc, "s", 0, 1e9).error().msg, "\"s\" must be a number");
+  EXPECT_EQ(optNumber(doc, "neg", 0, 10).error().msg, "\"neg\" is -0.5, out of range 0..10");
+}
+
 }  // namespace
 }  // namespace rdmanet

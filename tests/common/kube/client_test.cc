@@ -216,6 +216,30 @@ TEST(StatusErrorTest, FieldsOfAnotherTypeAreIgnoredNotThrown) {
   }
 }
 
+// A pod's /metrics through the API server's proxy: Prometheus text, not JSON, with the same
+// retries as every verb (a 503 while nothing listens yet is tried again).
+TEST_F(ClientTest, GetTextReadsAPodsAnswerThroughTheProxyAndRetries) {
+  auto c = client(/*attempts=*/2);
+  const json pod = {{"apiVersion", "v1"},
+                    {"kind", "Pod"},
+                    {"metadata", {{"name", "d1"}}},
+                    {"spec", {{"containers", {{{"name", "main"}, {"image", "x"}}}}}}};
+  ASSERT_TRUE(c.create("/api/v1/namespaces/ns/pods", pod).ok());
+  const std::string path = "/api/v1/namespaces/ns/pods/d1:9109/proxy/metrics";
+  auto none = c.getText(path);
+  ASSERT_FALSE(none.ok());
+  EXPECT_TRUE(isServerError(none.error()));
+  EXPECT_NE(none.error().msg.find("connection refused"), std::string::npos) << none.error().msg;
+  EXPECT_EQ(sleeps().size(), 1u);
+  server_.setProxyAnswer("ns", "d1", "9109", "/metrics", "# HELP x y\nx 1\n");
+  auto text = c.getText(path);
+  ASSERT_TRUE(text.ok()) << text.error().msg;
+  EXPECT_EQ(*text, "# HELP x y\nx 1\n");
+  auto missing = c.getText("/api/v1/namespaces/ns/pods/nope:9109/proxy/metrics");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(isNotFound(missing.error()));
+}
+
 TEST_F(ClientTest, ServerErrorsAreRetriedWithDoublingBackoff) {
   auto c = client(/*attempts=*/4);
   ASSERT_TRUE(c.create("/api/v1/nodes", node("n1")).ok());

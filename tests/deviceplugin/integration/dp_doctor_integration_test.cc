@@ -1,7 +1,7 @@
 // The real rdmanet-device-plugin binary's follow-ups to the node doctor and the Helm chart:
 //   - the daemon's periodic doctor on /metrics (--doctor-interval), against a simulated node;
-//   - `rdmanet-device-plugin doctor ...` (and `doctor probe ...`), which must behave exactly like
-//     rdmanet-doctor;
+//   - `rdmanet-device-plugin doctor ...` (and `doctor probe ...`, `doctor preflight ...`), which
+//     must behave exactly like rdmanet-doctor;
 //   - `--install-cni DIR`, the chart's init container, with the CNI binary next to it.
 // The simulated nodes are the doctor's fake sysfs trees (no veths), so nothing here needs root.
 #include <fcntl.h>
@@ -241,6 +241,32 @@ TEST_F(DpDoctorIntegrationTest, DoctorProbeIsRdmanetDoctorProbe) {
   EXPECT_EQ(ja["verdict"], "FAIL");
   EXPECT_EQ(ja["failed"], jb["failed"]) << a.out << b.out;
   EXPECT_FALSE(ja["problems"].empty());
+}
+
+// `doctor preflight` is rdmanet-doctor's pre-flight in the daemon's binary: the same usage, the
+// same usage errors, the same exit 2 when the API server cannot be reached (its flow through
+// the API is tested against the stand-in API server, tests/deviceplugin/doctor/preflight/).
+TEST_F(DpDoctorIntegrationTest, DoctorPreflightIsRdmanetDoctorPreflight) {
+  const std::string dp = std::string(RDMANET_DP_BIN) + " doctor preflight";
+  const std::string doc = std::string(RDMANET_DOCTOR_BIN) + " preflight";
+  ProcResult a = runCommand(dp + " --help");
+  ProcResult b = runCommand(doc + " --help");
+  EXPECT_EQ(a.rc, 0);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_THAT(a.out, HasSubstr("--claim-template"));
+
+  a = runCommand(dp + " --image i --network n --pairs mesh", "");
+  b = runCommand(doc + " --image i --network n --pairs mesh", "");
+  EXPECT_EQ(a.rc, 2);
+  EXPECT_THAT(a.out, HasSubstr("--pairs: \"mesh\" is not ring or all"));
+  EXPECT_EQ(a.out, b.out);
+
+  const std::string kc = (work_ / "missing-kubeconfig").string();
+  a = runCommand(dp + " --kubeconfig " + kc + " --image i --network n", "");
+  b = runCommand(doc + " --kubeconfig " + kc + " --image i --network n", "");
+  EXPECT_EQ(a.rc, 2) << a.out;
+  EXPECT_THAT(a.out, HasSubstr(kc));
+  EXPECT_EQ(a.out, b.out);
 }
 
 TEST_F(DpDoctorIntegrationTest, InstallCniCopiesTheBinaryNextToItTwice) {

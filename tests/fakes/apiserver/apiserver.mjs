@@ -15,6 +15,18 @@
 //   /api/v1/namespaces/NS/events[/NAME]                          core v1 Events, the same
 //   /apis/resource.k8s.io/v1/namespaces/NS/resourceclaims/NAME/status   GET, PUT (only .status
 //                                                                is taken from the body)
+//   /api/v1/namespaces/NS/pods[/NAME], /api/v1/pods               Pods, as nodes (the second:
+//                                                                list across namespaces)
+//   /api/v1/namespaces/NS/pods/NAME/status                       GET, PUT, as claims' status
+//   /api/v1/namespaces/NS/configmaps[/NAME]                      ConfigMaps, as nodes
+//   /apis/k8s.cni.cncf.io/v1/namespaces/NS/network-attachment-definitions[/NAME]   Multus NADs
+//   /api/v1/namespaces/NS/pods/NAME[:PORT]/proxy/PATH            GET: the pod's answer, as a
+//                                                                test set it (/_control/proxy,
+//                                                                dropped when the pod is deleted);
+//                                                                a pod that does not exist is
+//                                                                404, one without an answer set
+//                                                                503 (nothing listens), as the
+//                                                                real proxy says
 // - metadata.uid, resourceVersion (one counter for the whole store), creationTimestamp,
 //   generateName; a PUT whose resourceVersion differs from the stored one is 409 Conflict, a
 //   POST of an existing name 409 AlreadyExists, a missing object 404 NotFound, all as
@@ -33,6 +45,9 @@
 // - quantities in ResourceSlices (capacity values, counters) are stored in canonical form, as
 //   apimachinery's Quantity marshals them: a whole decimal-SI number with the largest suffix
 //   that keeps it whole ("100000M" is stored as "100G");
+// - a created Pod gets status.phase Pending (a create's status is ignored, as the real server
+//   does); Pods and ConfigMaps written are validated (validate_core.mjs: kubernetes-models'
+//   schema plus label, container-name and data-key rules);
 // - every Event written is checked as the real server's legacy (core v1) validation does: its
 //   involvedObject.namespace must be the Event's namespace, reportingComponent a qualified name,
 //   and (as kubectl needs to show it) type Normal or Warning, a reason and an involved kind/name;
@@ -51,12 +66,15 @@
 //   POST /_control/gates   {"DRADeviceTaints":false,"DRAConsumableCapacity":false}
 //   POST /_control/tokens  {"tokens":["a","b"]}   ([] turns authentication off)
 //   GET  /_control/stats   {"requests":{"GET":n,...},"writes":n}   API requests served
+//   POST /_control/proxy   {"namespace":"ns","pod":"p","port":"9109","path":"/metrics",
+//                           "status":200,"body":"text"}   what the pod answers through the proxy
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import crypto from 'node:crypto';
 import {loadSchema, validateSlice, isDnsSubdomain} from './validate_slice.mjs';
 import {loadClaimStatusSchema, validateClaimStatus} from './validate_claim_status.mjs';
+import {loadCoreSchemas, validatePod, validateConfigMap} from './validate_core.mjs';
 
 const kinds = {
   nodes: {kind: 'Node', apiVersion: 'v1', group: '', fields: ['metadata.name']},
@@ -67,11 +85,19 @@ const kinds = {
   events: {kind: 'Event', apiVersion: 'v1', group: '',
     fields: ['metadata.name', 'metadata.namespace', 'involvedObject.kind', 'involvedObject.name',
       'involvedObject.uid', 'involvedObject.namespace', 'reason', 'type']},
+  pods: {kind: 'Pod', apiVersion: 'v1', group: '',
+    fields: ['metadata.name', 'metadata.namespace', 'spec.nodeName', 'spec.restartPolicy',
+      'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP',
+      'status.nominatedNodeName']},
+  configmaps: {kind: 'ConfigMap', apiVersion: 'v1', group: '', fields: ['metadata.name', 'metadata.namespace']},
+  'network-attachment-definitions': {kind: 'NetworkAttachmentDefinition', apiVersion: 'k8s.cni.cncf.io/v1',
+    group: 'k8s.cni.cncf.io', fields: ['metadata.name', 'metadata.namespace']},
 };
 
 const store = new Map();  // "<resource>/<ns>/<name>" -> object
 let rv = 1000;
 let faults = [];
+const proxyAnswers = new Map();  // "<ns>/<pod>/<port>/<path>" -> {status, body}
 const gates = {DRADeviceTaints: true, DRAConsumableCapacity: true, DRAPartitionableDevices: true};
 
 // The canonical text of a whole decimal-SI quantity ("1500000k" -> "1500M"); other forms are
@@ -117,7 +143,13 @@ function send(res, code, obj) {
 function route(pathname) {
   let m = pathname.match(/^\/api\/v1\/(nodes)(?:\/([^/]+))?$/);
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
-  m = pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/(events)(?:\/([^/]+))?$/);
+  m = pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/(events|pods|configmaps)(?:\/([^/]+))?$/);
+  if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
+  m = pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/(pods)\/([^/]+)\/status$/);
+  if (m) return {resource: m[2], ns: m[1], name: m[3], status: true};
+  m = pathname.match(/^\/api\/v1\/(pods)$/);
+  if (m) return {resource: m[1], ns: '', name: '', allNamespaces: true};
+  m = pathname.match(/^\/apis\/k8s\.cni\.cncf\.io\/v1\/namespaces\/([^/]+)\/(network-attachment-definitions)(?:\/([^/]+))?$/);
   if (m) return {resource: m[2], ns: m[1], name: m[3] || ''};
   m = pathname.match(/^\/apis\/resource\.k8s\.io\/v1\/(resourceslices)(?:\/([^/]+))?$/);
   if (m) return {resource: m[1], ns: '', name: m[2] || ''};
@@ -213,7 +245,23 @@ function prepare(r, obj, now) {
   }
 }
 
+// GET /api/v1/namespaces/NS/pods/NAME[:PORT]/proxy/PATH: what the test said the pod answers.
+function handleProxy(req, res, m) {
+  const [, ns, pod, port = '', rest = '/'] = m;
+  if (req.method !== 'GET') return status(res, 405, 'MethodNotAllowed', `${req.method} is not served by the proxy here`);
+  if (!store.has(`pods/${ns}/${pod}`)) return notFound(res, {resource: 'pods'}, pod);
+  const a = proxyAnswers.get(`${ns}/${pod}/${port}/${rest}`);
+  if (!a) {
+    return status(res, 503, 'ServiceUnavailable',
+        `error trying to reach service: dial tcp 10.0.0.1:${port || 80}: connect: connection refused`);
+  }
+  res.writeHead(a.status, {'Content-Type': 'text/plain; version=0.0.4', 'Content-Length': Buffer.byteLength(a.body)});
+  res.end(a.body);
+}
+
 function handleApi(req, res, url, body) {
+  const pm = url.pathname.match(/^\/api\/v1\/namespaces\/([^/]+)\/pods\/([^/:]+)(?::([^/]+))?\/proxy(\/.*)?$/);
+  if (pm) return handleProxy(req, res, pm);
   const r = route(url.pathname);
   if (!r) return status(res, 404, 'NotFound', 'the server could not find the requested resource');
   const k = kinds[r.resource];
@@ -253,6 +301,9 @@ function handleApi(req, res, url, body) {
     const o = store.get(key(r.name));
     if (!o) return notFound(res, r, r.name);
     store.delete(key(r.name));
+    if (r.resource === 'pods') {  // a pod made again under this name is a new one: nothing listens
+      for (const k of proxyAnswers.keys()) if (k.startsWith(`${r.ns}/${r.name}/`)) proxyAnswers.delete(k);
+    }
     stats.writes++;
     return send(res, 200, o);
   }
@@ -273,6 +324,7 @@ function handleApi(req, res, url, body) {
     return status(res, 400, 'BadRequest', `expected ${k.apiVersion} ${k.kind}, got ${obj.apiVersion} ${obj.kind}`);
   }
   if (r.ns) obj.metadata.namespace = r.ns;
+  if (req.method === 'POST' && !r.name && r.resource === 'pods') obj.status = {phase: 'Pending'};
   if (req.method === 'POST' && !r.name) {
     if (!obj.metadata.name && obj.metadata.generateName) {
       // As apiserver's SimpleNameGenerator: the base is cut to 58, then 5 random characters.
@@ -289,7 +341,8 @@ function handleApi(req, res, url, body) {
     }
     prepare(r, obj, now);
     const causes = r.resource === 'resourceslices' ? validateSlice(obj, null) :
-      r.resource === 'events' ? validateEvent(obj) : [];
+      r.resource === 'events' ? validateEvent(obj) : r.resource === 'pods' ? validatePod(obj) :
+      r.resource === 'configmaps' ? validateConfigMap(obj) : [];
     if (causes.length) return invalid(res, r, name, causes);
     obj.metadata.uid = crypto.randomUUID();
     obj.metadata.resourceVersion = String(++rv);
@@ -307,6 +360,8 @@ function handleApi(req, res, url, body) {
       obj = structuredClone(old);
       obj.status = sent.status || {};
       obj.metadata.resourceVersion = sent.metadata.resourceVersion;
+    } else if (r.resource === 'pods') {
+      obj.status = old.status;  // a Pod's status is written through /status only
     }
     if (obj.metadata.name !== r.name) {
       return status(res, 400, 'BadRequest', 'the name of the object does not match the name on the URL');
@@ -318,7 +373,8 @@ function handleApi(req, res, url, body) {
     }
     prepare(r, obj, now);
     const causes = r.resource === 'resourceslices' ? validateSlice(obj, old) :
-        r.resource === 'resourceclaims' ? validateClaimStatus(obj) : [];
+        r.resource === 'resourceclaims' ? validateClaimStatus(obj) : r.resource === 'pods' ? validatePod(obj) :
+        r.resource === 'configmaps' ? validateConfigMap(obj) : [];
     if (causes.length) return invalid(res, r, r.name, causes);
     obj.metadata.uid = old.metadata.uid;
     obj.metadata.creationTimestamp = old.metadata.creationTimestamp;
@@ -355,6 +411,11 @@ function handleControl(req, res, url, body) {
     return send(res, 200, {tokens: tokens.length});
   }
   if (url.pathname === '/_control/stats' && req.method === 'GET') return send(res, 200, stats);
+  if (url.pathname === '/_control/proxy' && req.method === 'POST') {
+    proxyAnswers.set(`${j.namespace}/${j.pod}/${j.port || ''}/${j.path || '/'}`,
+        {status: j.status || 200, body: j.body || ''});
+    return send(res, 200, {answers: proxyAnswers.size});
+  }
   return send(res, 404, {error: `no control ${req.method} ${url.pathname}`});
 }
 
@@ -374,6 +435,7 @@ const kReasons = {400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404:
 
 await loadSchema();
 await loadClaimStatusSchema();
+await loadCoreSchemas();
 const handler = (req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
