@@ -11,7 +11,11 @@
 #     pods' RDMA devices, launched through the API) at 512 KiB, against the pairwise VF
 #     bandwidth (an all-reduce of two ranks moves as much over each link as a write of the same
 #     size: busbw = algbw here), as a ratio.
-# The cross-node pre-flight's wall time is not measured: there is no pre-flight yet.
+#   - the cross-node pre-flight's wall time (`rdmanet-doctor preflight` over the 2 nodes: a probe
+#     server pod per node, then a client pod per ordered pair, one pair at a time; N rounds, the
+#     median), and its parts: the set-up (the server pods, the nodes' checklists) and the time
+#     per pair, from which it grows with N: set-up + N(N-1) pairs up to 8 nodes, N pairs in ring
+#     order beyond.
 #
 #   bench/multinode.sh [--rounds N]
 # Needs root. Takes the test cluster down first and leaves it down. Prints a table and, last,
@@ -111,6 +115,16 @@ MPI_UCX_ENV="UCX_IB_GID_INDEX=$g1 UCX_UD_VERBS_ETH_DGID_CHECK=n" \
   { cat mpi-bench.log >&2 && fail "the all-reduce failed"; }
 busbw_gbs=$(mpi_rows mpi-bench | awk '$1 == 524288 {print $7}')
 
+pf_runs=() pf_pairs=()
+for ((r = 1; r <= rounds; r++)); do
+  preflight "bench-$r" --
+  ((pf_rc == 0)) || { cat "preflight-bench-$r.json" >&2 && fail "the pre-flight failed"; }
+  pf_runs+=("$pf_seconds")
+  pf_pairs+=("$(pf '[.pairs[].seconds] | add / length | . * 10 | round / 10' "bench-$r")")
+done
+pf_s=$(printf '%s\n' "${pf_runs[@]}" | median)
+pf_pair_s=$(printf '%s\n' "${pf_pairs[@]}" | median)
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "none"}'; }
 busbw_mbs=$(awk -v g="$busbw_gbs" 'BEGIN {printf "%.2f", g * 1000}')
 printf '%-44s %s\n' "VM accelerator" "$accel" \
@@ -120,7 +134,9 @@ printf '%-44s %s\n' "VM accelerator" "$accel" \
   "RDMA write, pod to pod on VFs (MB/s)" "$vf_mbs (rounds: ${vf_bw[*]:-none})" \
   "  VF / PF" "$(ratio "$vf_mbs" "$pf_mbs")" \
   "all-reduce bus bandwidth, 512 KiB (MB/s)" "$busbw_mbs" \
-  "  all-reduce / pairwise VF write" "$(ratio "$busbw_mbs" "$vf_mbs")"
-printf '{"accel":"%s","up_s":%s,"job_start_ms":%s,"pf_write_mb_s":"%s","vf_write_mb_s":"%s","vf_over_pf":"%s","allreduce_busbw_mb_s":"%s","allreduce_over_vf":"%s"}\n' \
+  "  all-reduce / pairwise VF write" "$(ratio "$busbw_mbs" "$vf_mbs")" \
+  "pre-flight, 2 nodes, 2 pairs (s)" "$pf_s (rounds: ${pf_runs[*]})" \
+  "  per pair (s)" "$pf_pair_s (rounds: ${pf_pairs[*]})"
+printf '{"accel":"%s","up_s":%s,"job_start_ms":%s,"pf_write_mb_s":"%s","vf_write_mb_s":"%s","vf_over_pf":"%s","allreduce_busbw_mb_s":"%s","allreduce_over_vf":"%s","preflight_s":%s,"preflight_pair_s":%s}\n' \
   "$accel" "$up_s" "$start_ms" "$pf_mbs" "$vf_mbs" "$(ratio "$vf_mbs" "$pf_mbs")" "$busbw_mbs" \
-  "$(ratio "$busbw_mbs" "$vf_mbs")"
+  "$(ratio "$busbw_mbs" "$vf_mbs")" "$pf_s" "$pf_pair_s"

@@ -4,6 +4,7 @@
 // message sizes, algorithm and bus bandwidth, every result checked) is the same.
 //
 //   allreduce_perf [-b MIN_BYTES] [-e MAX_BYTES] [-f FACTOR] [-n ITERS] [-w WARMUP] [-T SECONDS]
+//                  [-S STOP_FILE]
 //
 // Sizes run from MIN to MAX, multiplied by FACTOR; each size is timed over ITERS all-reduces of
 // float sums after WARMUP untimed ones, the slowest rank's time counting. Rank r fills element i
@@ -14,11 +15,14 @@
 //
 // -T: after the table, keep all-reducing MAX_BYTES for SECONDS more (checked too), announced by
 // a "# soak:" line first, so that a monitor sampling the ranks' counters sees steady traffic.
+// -S: the soak also ends as soon as STOP_FILE exists where rank 0 runs: the monitor says when it
+// has seen enough, and SECONDS is only the bound (a fixed length would race a slow monitor).
 //
 // Rank 0 prints the table, then "# Avg bus bandwidth : X" and "# wrong results : N" (the lines
 // the cluster test reads). Exit 0 when every result was right, 1 when one was not, 2 on bad
 // arguments.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -38,6 +42,7 @@ struct Options {
   int iters = 20;
   int warmup = 5;
   int soak_seconds = 0;
+  std::string stop_file{};
 };
 
 // A decimal count with an optional K, M or G (powers of 1024, as nccl-tests reads -b and -e).
@@ -61,6 +66,10 @@ bool parseOptions(int argc, char** argv, Options& o) {
     if (i + 1 >= argc) return false;
     const char* flag = argv[i];
     const char* value = argv[++i];
+    if (std::strcmp(flag, "-S") == 0) {
+      o.stop_file = value;
+      continue;
+    }
     int64_t v = 0;
     if (!parseSize(value, v)) return false;
     if (std::strcmp(flag, "-b") == 0) {
@@ -83,6 +92,10 @@ bool parseOptions(int argc, char** argv, Options& o) {
          o.max_bytes <= (int64_t{1} << 30);
 }
 
+bool stopAsked(const Options& o) {
+  return !o.stop_file.empty() && access(o.stop_file.c_str(), F_OK) == 0;
+}
+
 float valueOf(int rank, int64_t i) {
   return static_cast<float>((rank + 1) * static_cast<int>(i % 7 + 1));
 }
@@ -100,7 +113,8 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       std::fprintf(stderr,
                    "usage: allreduce_perf [-b MIN_BYTES] [-e MAX_BYTES] [-f FACTOR] [-n ITERS] "
-                   "[-w WARMUP] [-T SECONDS] (sizes 4 bytes to 1G, K/M/G suffixes; factor >= 2)\n");
+                   "[-w WARMUP] [-T SECONDS] [-S STOP_FILE] (sizes 4 bytes to 1G, K/M/G suffixes; "
+                   "factor >= 2)\n");
     }
     MPI_Finalize();
     return 2;
@@ -174,7 +188,7 @@ int main(int argc, char** argv) {
       MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
       wrong_total += wrongOnAllRanks(count);
       ++soaked;
-      more = rank != 0 || MPI_Wtime() < until ? 1 : 0;
+      more = rank != 0 || (MPI_Wtime() < until && !stopAsked(o)) ? 1 : 0;
       MPI_Bcast(&more, 1, MPI_INT, 0, MPI_COMM_WORLD);
     }
     if (rank == 0) std::printf("# soak: %lld all-reduces\n", soaked);

@@ -139,7 +139,8 @@ mpi_job() {
   for ((i = 1; i <= nodes; i++)); do before[$i]=$(pod_rdma_packets "$i"); done
   capture_start "$name.pcap" "$roce_filter"
   MPI_UCX_ENV="UCX_IB_GID_INDEX=$g1 UCX_UD_VERBS_ETH_DGID_CHECK=n" \
-    mpi_start "$name" rc_verbs,ud_verbs,self rank-1 rank-2 -- -b 8 -e 1M -f 4 -n 5 -w 1 -T 25
+    mpi_start "$name" rc_verbs,ud_verbs,self rank-1 rank-2 -- -b 8 -e 1M -f 4 -n 5 -w 1 \
+    -T 300 -S "/tmp/$name.stop"
   # The doctor, while the job soaks: RDMA moves, so no fallback (and it did read each eth1).
   doctor_during "$name"
   mpi_wait "$name" || {
@@ -161,7 +162,7 @@ mpi_job() {
     [[ $(doctor_says "$name" "$i" '.netdev_bytes_per_s > 0 and (.summary | test("fell back") | not)') == true ]] ||
       fail "doctor pods on rdmanet-vm$i during the RDMA job: $(doctor_says "$name" "$i" .summary)"
   done
-  ok "MPI all-reduce across the nodes ($tag), launched through the API: 9 sizes and a 25 s soak, \
+  ok "MPI all-reduce across the nodes ($tag), launched through the API: 9 sizes and a soak while the doctor read, \
 every result right, avg bus bandwidth $busbw GB/s, $total RoCE v2 frames all VLAN 100 priority 3, \
 counted under both pods; doctor pods finds no fallback"
 }
@@ -169,6 +170,8 @@ counted under both pods; doctor pods finds no fallback"
 # doctor_during NAME: once job NAME soaks, `rdmanet-doctor pods` in each node's daemon (which
 # reads the pods' eth1 in their namespaces: the chart's podNetns, rdmanet.sh), 5 s apart, both
 # nodes at once; the JSON in NAME-doctor-<i>.json. (Exit 1 when a pod FAILs: the JSON decides.)
+# Then it ends the soak (allreduce_perf's -S file, in rank 0's pod): the soak lasts as long as
+# the doctor needs, however slow the nodes, with -T only its bound.
 doctor_during() {
   local i pids=()
   wait_until 300 "$1 soaking" mpi_logged "$1" "# soak:"
@@ -178,6 +181,7 @@ doctor_during() {
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || true; done
+  pod_exec rank-1 touch "/tmp/$1.stop"
 }
 # doctor_says NAME I JQ: JQ of rank-i's entry in node i's doctor JSON of job NAME.
 doctor_says() {
@@ -193,7 +197,7 @@ doctor_says() {
 fallback_job() {
   local tag=$1 name=mpi-tcp-$1 i rate
   MPI_UCX_NET_DEVICES=eth1 MPI_MCA="pml_ucx_tls=any pml_ucx_devices=any" \
-    mpi_start "$name" tcp,self rank-1 rank-2 -- -b 1M -e 1M -n 2 -w 1 -T 25
+    mpi_start "$name" tcp,self rank-1 rank-2 -- -b 1M -e 1M -n 2 -w 1 -T 300 -S "/tmp/$name.stop"
   doctor_during "$name"
   mpi_wait "$name" || {
     sed "s/^/$name: /" "$name.log" >&2
@@ -232,6 +236,70 @@ ok "each node's daemon counts its pod's RDMA packets under the pod's labels"
 mpi_rbac
 mpi_job deviceplugin
 fallback_job deviceplugin
+
+# --- The cross-node pre-flight (issue 30, section 4): `rdmanet-doctor preflight` from this
+# machine, as an admin runs it, over every node with rdma/vf. It starts a probe server pod per
+# node and then a client pod per ordered pair, one pair at a time, each with a VF as eth1 through
+# the NAD; the probes talk RDMA over Soft-RoCE on those VFs (preflight_roce_start, vm_job.sh);
+# each node's checklist and counters come from its daemon through the API server's pod proxy.
+# A clean cluster passes; a fault on node 2 is named, and nothing else is:
+#   - node 2's VFs at MTU 1000, below the NAD's 1500: the MTU check names node 2;
+#   - netem delay with jitter on node 2's VFs: the round trips of both pairs through it;
+#   - netem loss on them: the lost packets (RDMA retransmits) of both pairs.
+# (With two nodes every pair runs through node 2; the faults sit on node 2's side of the link,
+# since the host's kernel, the switch's, has no sch_netem.) The run and its TCG thresholds:
+# preflight in vm_job.sh.
+# pf_names TAG CHECK: run TAG failed (exit 1) with a CHECK problem, on the pairs through
+# rdmanet-vm2 (with two nodes, both), and on nothing else: no node's checklist failed.
+pf_names() {
+  local tag=$1 check=$2
+  eq "preflight $tag: exit code" 1 "$pf_rc"
+  eq "preflight $tag: verdict" FAIL "$(pf .verdict "$tag")"
+  pf '.problems[] | select(.verdict == "FAIL") | .check' "$tag" | grep -qx "$check" ||
+    fail "preflight $tag: no $check problem: $(pf '.problems' "$tag")"
+  eq "preflight $tag: failing pairs" "rdmanet-vm1->rdmanet-vm2,rdmanet-vm2->rdmanet-vm1" \
+    "$(pf '[.pairs[] | select(.verdict == "FAIL") | .from + "->" + .to] | sort | join(",")' "$tag")"
+  eq "preflight $tag: nodes whose checklist failed" "" \
+    "$(pf '[.nodes[] | select(.checklist == "FAIL") | .node] | join(",")' "$tag")"
+}
+
+capture_start preflight.pcap "$roce_filter"
+preflight clean --
+capture_stop
+eq "preflight on a clean cluster: exit code" 0 "$pf_rc"
+total=$(tagged_roce preflight.pcap 100 "the pre-flight's probes")
+eq "preflight on a clean cluster: pairs" "rdmanet-vm1->rdmanet-vm2 PASS,rdmanet-vm2->rdmanet-vm1 PASS" \
+  "$(pf '[.pairs[] | .from + "->" + .to + " " + .verdict] | sort | join(",")' clean)"
+eq "preflight: each pair's path MTU, RoCE MTU and traffic class" "1500 1024 104,1500 1024 104" \
+  "$(pf '[.pairs[] | "\(.path_mtu) \(.roce_mtu) \(.traffic_class)"] | join(",")' clean)"
+eq "preflight: the baseline's nodes" "rdmanet-vm1,rdmanet-vm2" "$(pf '.baseline.nodes | sort | join(",")' clean)"
+kc -n "$ns" get configmap rdmanet-preflight-baseline -o json |
+  jq -e '.data | has("rdmanet-vm1") and has("rdmanet-vm2")' >/dev/null ||
+  fail "the baseline ConfigMap lacks a node"
+eq "preflight: probe pods left" "" "$(kc -n "$ns" get pods -l app.kubernetes.io/name=rdmanet-preflight -o name)"
+note preflight_rtt_p50_us "$(pf '[.pairs[].rtt_p50_us] | join("/")' clean)"
+note preflight_gbps "$(pf '[.pairs[].gbps] | join("/")' clean)"
+ok "preflight on the clean VM cluster: both pairs PASS (path MTU 1500, RoCE 1024, TC 104; \
+$total RoCE v2 frames on the switch, all VLAN 100 priority 3), the baseline recorded for both \
+nodes, no pod left ($(pf '[.pairs[].rtt_p50_us | floor] | join("/")' clean) us p50)"
+
+preflight mtu 1000 --
+pf_names mtu mtu
+eq "preflight mtu: the checks that failed" mtu \
+  "$(pf '[.problems[] | select(.verdict == "FAIL") | .check] | unique | join(",")' mtu)"
+pf '.problems[] | select(.check == "mtu") | .message' mtu | grep -q "rdmanet-vm2" ||
+  fail "preflight mtu: no problem names rdmanet-vm2: $(pf '.problems' mtu)"
+! pf '.problems[] | select(.check == "mtu") | .message' mtu | grep -q "rdmanet-vm1's" ||
+  fail "preflight mtu: a problem blames rdmanet-vm1: $(pf '.problems' mtu)"
+ok "preflight names node 2's lowered MTU: $(pf '[.problems[] | select(.check == "mtu")][0].message' mtu)"
+
+preflight delay "" "delay 60ms 20ms" --
+pf_names delay rtt
+ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
+
+preflight loss "" "loss 10%" --
+pf_names loss loss
+ok "preflight names the loss on node 2's port: $(pf '[.problems[] | select(.check == "loss")][0].message' loss)"
 
 # --- DRA mode on the same VM nodes: the chart upgraded to api: dra, with a rail rule that names a
 # port's rail after its leaf's rail ("rail0-leaf1" and "rail0-leaf2": two switches, one rail).
@@ -308,6 +376,11 @@ eq "DRA pods' frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged
 roce_all_up
 mpi_job dra
 fallback_job dra
+preflight dra -- --claim-template rail0-vf
+eq "preflight in DRA mode (claims from rail0-vf): exit code" 0 "$pf_rc"
+eq "preflight in DRA mode: pairs" "rdmanet-vm1->rdmanet-vm2 PASS,rdmanet-vm2->rdmanet-vm1 PASS" \
+  "$(pf '[.pairs[] | .from + "->" + .to + " " + .verdict] | sort | join(",")' dra)"
+ok "preflight in DRA mode, each probe pod's VF through a claim from rail0-vf: both pairs PASS"
 rail_pod 1 rail1
 claim_pending() {
   [[ $(kc -n "$ns" get pod rail-1-rail1 -o \

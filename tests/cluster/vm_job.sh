@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154,SC2034 # ns, kc and the others are lib.sh's; g1, g2 and roce_filter are for the sourcing script
+# shellcheck disable=SC2154,SC2034 # ns, kc and the others are lib.sh's; g1, g2, roce_filter, pf_rc and pf_seconds are for the sourcing script
 # A job's pods on the VM cluster's nodes and the RDMA between them (hack/cluster/vmnodes.sh), for
 # cluster.multinode and bench/multinode.sh. Sourced after tests/cluster/lib.sh; `nodes` is the
 # number of VM nodes.
@@ -13,6 +13,8 @@
 #   roce_up I / roce_down I / roce_all_up   Soft-RoCE rxe<I> over rank-I's VF (g1, g2: GIDs)
 #   pod_rdma_packets I                      rank-I's RDMA packets as node I's daemon counts them
 #   tagged_roce PCAP MIN WHAT               every RoCE v2 frame in PCAP tagged VLAN 100 prio 3
+#   preflight TAG [MTU [NETEM]] -- ARGS    `rdmanet-doctor preflight` over the nodes (faults on
+#                                           node 2); pf JQ TAG reads its JSON
 #   write_bw CLIENT SERVER DEV_C GID_C DEV_S GID_S ADDR OUT
 #                                           ib_write_bw from pod CLIENT to pod SERVER (ADDR,
 #                                           the exchange's TCP); MB/s on stdout, or nothing when
@@ -185,3 +187,97 @@ write_bw() {
   bw=$(awk '$1 == 65536 && $4 > 0 {print $4}' "$out")
   echo "$bw"
 }
+
+# Soft-RoCE for the pre-flight's probe pods (`rdmanet-doctor preflight`), as a NIC with RDMA VFs
+# would give each pod its VF's own RDMA device: a loop on node i's agent finds every process of
+# the probe (`rdmanet-device-plugin doctor probe`) outside the node's netns, and for each netns
+# not yet served makes roce_up's arrangement over its eth1: an L2 ipvlan slave rsf<i><n> in the
+# node's netns with an address of its own in 192.168.77.0/24 and rxf<i><n> over it. The probe
+# picks that device by its node GUID (the slave shares eth1's MAC; probe.h). The node answers
+# ARP only on the interface that holds the address (arp_ignore 1): its slaves share one subnet
+# on different VFs, and a reply from the wrong one would send the peer's frames to the wrong VF.
+# Faults for the pre-flight to find, on each served pod's eth1 first (node i's side of the link):
+# MTU, its MTU; NETEM, a netem qdisc (with a pfifo under it, so that jitter does not reorder:
+# tc-netem(8)). The host's kernel has no sch_netem; the guests' Debian kernel has.
+#   preflight_roce_start I [MTU [NETEM]] / preflight_roce_stop: the loops up; stopped, rxf*/rsf*
+#   gone.
+preflight_roce_pids=()
+preflight_roce_start() {
+  local i=$1 mtu=${2:-} netem=${3:-}
+  pod_exec "agent-$i" sh -c 'echo 1 >/proc/sys/net/ipv4/conf/all/arp_ignore
+    echo 2 >/proc/sys/net/ipv4/conf/all/arp_announce; rm -f /tmp/pf-served /tmp/pf-stop'
+  pod_exec "agent-$i" sh -c "
+    n=0
+    self=\$(readlink /proc/1/ns/net)
+    until [ -e /tmp/pf-stop ]; do
+      for f in \$(grep -l 'rdmanet-device-plugin' /proc/[0-9]*/cmdline 2>/dev/null); do
+        p=\${f%/cmdline}
+        grep -q 'probe' \$f 2>/dev/null || continue
+        net=\$(readlink \$p/ns/net 2>/dev/null) || continue
+        [ \"\$net\" = \"\$self\" ] && continue
+        grep -qxF \"\$net\" /tmp/pf-served 2>/dev/null && continue
+        pid=\${p#/proc/}
+        k=$i\$((n + 1))
+        ${mtu:+nsenter -t \$pid -n /bin/ip link set eth1 mtu $mtu || continue}
+        ${netem:+nsenter -t \$pid -n tc qdisc add dev eth1 root handle 1: netem $netem || continue}
+        ${netem:+nsenter -t \$pid -n tc qdisc add dev eth1 parent 1:1 pfifo limit 1000 || continue}
+        nsenter -t \$pid -n /bin/ip link add link eth1 name rsf\$k type ipvlan mode l2 || continue
+        n=\$((n + 1))
+        nsenter -t \$pid -n /bin/ip link set rsf\$k netns 1 &&
+          /bin/ip addr add 192.168.77.\$((10 * $i + n))/24 dev rsf\$k &&
+          /bin/ip link set rsf\$k up &&
+          rdma link add rxf\$k type rxe netdev rsf\$k &&
+          echo \"\$net\" >>/tmp/pf-served && echo \"served \$pid: rxf\$k\"
+      done
+      sleep 0.5
+    done" >"preflight-roce-$i.log" 2>&1 &
+  preflight_roce_pids+=($!)
+}
+preflight_roce_stop() {
+  local i
+  for ((i = 1; i <= nodes; i++)); do
+    pod_exec "agent-$i" sh -c 'touch /tmp/pf-stop
+      for d in $(rdma link show 2>/dev/null | sed -n "s/^link \(rxf[0-9]*\)\/.*/\1/p"); do
+        rdma link delete $d; done
+      for l in $(/bin/ip -o link show | sed -n "s/^[0-9]*: \(rsf[0-9]*\)@.*/\1/p"); do
+        /bin/ip link delete $l; done' >/dev/null 2>&1 || true
+  done
+  if ((${#preflight_roce_pids[@]})); then wait "${preflight_roce_pids[@]}" 2>/dev/null || true; fi
+  preflight_roce_pids=()
+}
+teardown_hooks+=(preflight_roce_stop)
+# preflight TAG [MTU [NETEM]] -- [ARGS...]: `rdmanet-doctor preflight` from this machine (the
+# build's binary, the admin's kubeconfig) over both nodes, their probe pods with Soft-RoCE
+# (preflight_roce_start), node 2's with those faults; the chart's image for the probe pods, each
+# node's NAD as their eth1. The thresholds are TCG's: its Soft-RoCE moves a few MB/s and its
+# round trips take milliseconds, so the bandwidth floor is 0.1 % of the port and the RTT ceiling
+# 40 ms (on real NICs the defaults are 90 % and 1 ms). The JSON in preflight-TAG.json, the exit
+# code in pf_rc, the wall time in pf_seconds (and a figure).
+preflight() {
+  local tag=$1 faults=() start image
+  shift
+  while [[ $1 != -- ]]; do
+    faults+=("$1")
+    shift
+  done
+  shift
+  preflight_roce_start 1
+  preflight_roce_start 2 "${faults[@]}"
+  image=$(kc -n rdmanet get ds rdmanet -o 'jsonpath={.spec.template.spec.containers[0].image}')
+  start=$SECONDS
+  pf_rc=0
+  "${BUILD_DIR:-$repo/build}/deviceplugin/doctor/rdmanet-doctor" preflight \
+    --kubeconfig "$kubeconfig" --namespace "$ns" --image "$image" --image-pull-policy Never --privileged --daemon-namespace rdmanet \
+    --node-network rdmanet-vm1=rdmanet/rdma-vf-1 --node-network rdmanet-vm2=rdmanet/rdma-vf-2 \
+    --bw-percent 0.1 --rtt-p99-max-us 40000 --timeout 300 "$@" --json \
+    >"preflight-$tag.json" 2>"preflight-$tag.err" || pf_rc=$?
+  pf_seconds=$((SECONDS - start))
+  note "preflight_seconds_$tag" "$pf_seconds"
+  preflight_roce_stop
+  jq -e . "preflight-$tag.json" >/dev/null 2>&1 || {
+    cat "preflight-$tag.err" >&2
+    fail "preflight $tag: no JSON report (exit $pf_rc)"
+  }
+}
+# pf JQ TAG: JQ over run TAG's report.
+pf() { jq -r "$1" "preflight-$2.json"; }

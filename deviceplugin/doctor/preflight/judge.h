@@ -34,6 +34,7 @@ struct PairResult {
   NodePair pair{};
   std::optional<ProbeSummary> summary{};
   std::string failure{};  // no summary: why (the pod never ran, no or a bad termination message)
+  double seconds = 0;     // the pair's client pod from creation to its result (or its failure)
   Verdict verdict = Verdict::kUnknown;  // judgePair's
   std::vector<Problem> problems{};      // judgePair's
 };

@@ -148,7 +148,7 @@ void defineFlags(CLI::App& app, Parsing& p) {
   app.add_option("--bw-percent", o.bw_percent,
                  "a pair FAILs below this % of the port speed (default 90)")
       ->type_name("PCT")
-      ->check(cli::numberIn(1, 100));
+      ->check(cli::numberIn(0.1, 100));
   app.add_option("--rtt-p99-max-us", o.rtt_p99_max_us,
                  "a pair FAILs above this RTT p99 in microseconds (default 1000)")
       ->type_name("US")

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <ctime>
 #include <nlohmann/json.hpp>
 
@@ -122,7 +123,8 @@ std::string renderPreflightJson(const PreflightReport& r) {
     json pj = {{"from", p.pair.from},
                {"to", p.pair.to},
                {"verdict", verdictName(p.verdict)},
-               {"failure", p.failure}};
+               {"failure", p.failure},
+               {"seconds", std::round(p.seconds * 10) / 10}};
     if (p.summary) {
       const auto& s = *p.summary;
       putIf(pj, "gbps", s.gbps);

@@ -252,11 +252,13 @@ Result<PreflightReport> runPreflight(const PreflightOptions& o, const PreflightS
                        .priority = o.priority};
   for (size_t i = 0; i < pairs.size(); ++i) {
     PairResult r{.pair = pairs[i]};
+    const auto started = s.clock->now();
     if (auto it = server_ip.find(pairs[i].to); it != server_ip.end()) {
       RDMANET_ASSIGN_OR_RETURN(r, probePair(run, pairs[i], i, it->second));
     } else {
       r.failure = server_failure[pairs[i].to];
     }
+    r.seconds = std::chrono::duration<double>(s.clock->now() - started).count();
     judgePair(r, e, mtus.at(pairs[i].from), mtus.at(pairs[i].to));
     report.pairs.push_back(std::move(r));
   }

@@ -324,7 +324,15 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
                 .requested_tos = o.effectiveTos(),
                 .count = o.count};
   const auto step = milliseconds(o.timeout_ms);
+  // A server still waiting for its own device (--wait-device) refuses connections: try again
+  // until this end's wait is over.
+  const auto connect_until = kProbeClock.now() + seconds(o.wait_device_s);
   auto conn = connectTcp(o.peer, o.port, o.timeout_ms);
+  while (!conn.ok() && conn.error().sys_errno == ECONNREFUSED &&
+         kProbeClock.now() < connect_until) {
+    std::this_thread::sleep_for(milliseconds(500));
+    conn = connectTcp(o.peer, o.port, o.timeout_ms);
+  }
   if (!conn.ok()) return fail(r, "connect", conn.error()), r;
   const std::string iface =
       o.interface.empty() ? interfaceOfAddress(localAddress(conn->fd)) : o.interface;

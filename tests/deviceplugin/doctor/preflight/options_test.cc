@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "--network: \"NS/nad\" is not [NS/]NAME of a NAD"},
         BadArgs{with({"--pairs", "mesh"}), "--pairs: \"mesh\" is not ring or all"},
         BadArgs{with({"--bw-percent", "ninety"}),
-                "--bw-percent: \"ninety\" is not a number in [1, 100]"},
+                "--bw-percent: \"ninety\" is not a number in [0.1, 100]"},
         BadArgs{with({"--rtt-p99-max-us", "1ms"}),
                 "--rtt-p99-max-us: \"1ms\" is not a number in [1, 1000000000]"},
         BadArgs{with({"--timeout", "5m"}), "--timeout: \"5m\" is not an integer in [1, 86400]"},
