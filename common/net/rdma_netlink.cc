@@ -12,6 +12,7 @@
 
 #include "common/net/libnl_netlink.h"
 #include "common/net/libnl_socket.h"
+#include "common/net/rdma_hw_stats.h"
 #include "common/net/rdma_nldev_codec.h"
 
 #ifndef NETLINK_RDMA
@@ -108,6 +109,28 @@ Result<std::vector<RdmaLink>> LibnlNetlink::rdmaLinks() {
     const Status s = appendPorts(sock.get(), d, out);
     // EINVAL/ENODEV: the device left this namespace or was removed between the two dumps.
     if (!s.ok() && s.error().sys_errno != EINVAL && s.error().sys_errno != ENODEV) return s.error();
+  }
+  return out;
+}
+
+Result<std::map<std::string, uint64_t>> readRdmaPortHwCounters(const std::string& device,
+                                                               uint32_t port) {
+  RDMANET_ASSIGN_OR_RETURN(nl::SockPtr sock, nl::connect(NETLINK_RDMA, ErrorCode::kRdmaFailure));
+  RDMANET_ASSIGN_OR_RETURN(uint32_t index, rdmaIndex(sock.get(), device));
+  auto msg = nl::newMsg(nldev(RDMA_NLDEV_CMD_STAT_GET), 0, nullptr, 0);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_DEV_INDEX, index);
+  nla_put_u32(msg.get(), RDMA_NLDEV_ATTR_PORT_INDEX, port);
+  std::map<std::string, uint64_t> out;
+  auto on = [&](const nlmsghdr&, std::span<const uint8_t> p) -> Status {
+    auto c = parseRdmaHwCounters(p);
+    out.insert(c.begin(), c.end());
+    return okStatus();
+  };
+  RDMANET_ASSIGN_OR_RETURN(nl::Outcome o,
+                           nl::transact(sock.get(), msg.get(), on, ErrorCode::kRdmaFailure));
+  if (o.err != 0) {
+    return nl::refusal(o, "reading the hw counters of " + device + "/" + std::to_string(port),
+                       ErrorCode::kRdmaFailure);
   }
   return out;
 }

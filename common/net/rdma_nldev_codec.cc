@@ -32,4 +32,19 @@ std::optional<uint8_t> parseRdmaNetnsMode(std::span<const uint8_t> attrs) {
   return a->as<uint8_t>();
 }
 
+std::map<std::string, uint64_t> parseRdmaHwCounters(std::span<const uint8_t> attrs) {
+  std::map<std::string, uint64_t> out;
+  auto table = nlattr::find(attrs, RDMA_NLDEV_ATTR_STAT_HWCOUNTERS);
+  if (!table) return out;
+  nlattr::Walker entries(table->payload);
+  while (auto e = entries.next()) {
+    if (e->type != RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY) continue;
+    auto name = nlattr::find(e->payload, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME);
+    auto value = nlattr::find(e->payload, RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE);
+    if (!name || !value || !value->as<uint64_t>() || name->str().empty()) continue;
+    out[name->str()] = *value->as<uint64_t>();
+  }
+  return out;
+}
+
 }  // namespace rdmanet

@@ -5,6 +5,7 @@
 // real decoding over bytes. Bounds-checked: truncated or malformed attributes are skipped.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,5 +27,8 @@ RdmaLink parseRdmaPort(std::span<const uint8_t> attrs, const std::string& device
 // RDMA_NLDEV_SYS_ATTR_NETNS_MODE of an RDMA_NLDEV_CMD_SYS_GET reply (1 = shared, 0 = exclusive);
 // nullopt when absent or empty.
 std::optional<uint8_t> parseRdmaNetnsMode(std::span<const uint8_t> attrs);
+// The hw counters of an RDMA_NLDEV_CMD_STAT_GET reply for a port (RDMA_NLDEV_ATTR_STAT_HWCOUNTERS:
+// entries of a name and a u64 value), by name. Entries without both are skipped.
+std::map<std::string, uint64_t> parseRdmaHwCounters(std::span<const uint8_t> attrs);
 
 }  // namespace rdmanet

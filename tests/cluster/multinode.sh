@@ -293,7 +293,7 @@ pf '.problems[] | select(.check == "mtu") | .message' mtu | grep -q "rdmanet-vm2
   fail "preflight mtu: a problem blames rdmanet-vm1: $(pf '.problems' mtu)"
 ok "preflight names node 2's lowered MTU: $(pf '[.problems[] | select(.check == "mtu")][0].message' mtu)"
 
-preflight delay "" "delay 60ms 20ms" --
+preflight delay "" "delay 100ms 20ms" --
 pf_names delay rtt
 ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
 

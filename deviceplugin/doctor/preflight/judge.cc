@@ -123,11 +123,15 @@ void judgeMeasures(const ProbeSummary& s, const NodePair& p, const Expectations&
                p.from, p.to)});
     }
   }
-  if (s.rtt_p99_us && *s.rtt_p99_us > e.rtt_p99_max_us) {
+  const bool p99_over = s.rtt_p99_us && *s.rtt_p99_us > e.rtt_p99_max_us;
+  const bool p50_over = e.rtt_p50_max_us > 0 && s.rtt_p50_us && *s.rtt_p50_us > e.rtt_p50_max_us;
+  if (p99_over || p50_over) {
     out.push_back({.subject = name,
                    .check = "rtt",
-                   .message = fmt::format("RTT p99 {:.1f} us is above {:.0f} us", *s.rtt_p99_us,
-                                          e.rtt_p99_max_us),
+                   .message = p99_over ? fmt::format("RTT p99 {:.1f} us is above {:.0f} us",
+                                                     *s.rtt_p99_us, e.rtt_p99_max_us)
+                                       : fmt::format("RTT p50 {:.1f} us is above {:.0f} us",
+                                                     *s.rtt_p50_us, e.rtt_p50_max_us),
                    .cause = fmt::format(
                        "delay on the path between {} and {}: a shaping or delaying qdisc on "
                        "either node's eth1 or uplink (tc qdisc show), a congested switch port, "
@@ -154,7 +158,7 @@ void judgeMeasures(const ProbeSummary& s, const NodePair& p, const Expectations&
                    .cause = stageCause("ping", p)});
   }
   std::string detail;
-  if (const uint64_t lost = lossGrowth(s, detail); lost > 0) {
+  if (const uint64_t lost = lossGrowth(s, detail); lost > e.loss_max) {
     out.push_back({.subject = name,
                    .check = "loss",
                    .message = fmt::format("{} loss counter events on {}'s port during the run ({})",

@@ -4,8 +4,9 @@
 // node and the likely cause, in the doctor's words (a remedy that says where to look).
 //
 // A pair FAILs when the probe failed (the stage and its error), bandwidth is below bw_percent of
-// the port speed (UNKNOWN when the port speed is unknown), RTT p99 is above rtt_p99_max_us, a
-// loss counter grew during the run (out-of-sequence, sequence errors, retransmits and ACK
+// the port speed (UNKNOWN when the port speed is unknown), RTT p99 is above rtt_p99_max_us (or
+// the median above rtt_p50_max_us, when set), the loss counters grew by more than loss_max
+// during the run (out-of-sequence, sequence errors, retransmits and ACK
 // time-outs: podnet's counter_names.h), fewer round trips completed than were sent, the path MTU
 // is below the expected one (the NAD's or --mtu; without one, below the smaller of the two
 // ends'), or the traffic class carries another DSCP than the pool's. It WARNs when RTT p99/p50 is
@@ -43,7 +44,9 @@ struct PairResult {
 struct Expectations {
   double bw_percent = 90;
   double rtt_p99_max_us = 1000;
+  double rtt_p50_max_us = 0;  // 0: none
   double rtt_spread_max = 4;
+  uint64_t loss_max = 0;
   int dscp = 26;
   int priority = 3;
 };

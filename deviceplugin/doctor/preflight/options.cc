@@ -153,6 +153,14 @@ void defineFlags(CLI::App& app, Parsing& p) {
                  "a pair FAILs above this RTT p99 in microseconds (default 1000)")
       ->type_name("US")
       ->check(cli::numberIn(1, 1e9));
+  app.add_option("--rtt-p50-max-us", o.rtt_p50_max_us,
+                 "a pair FAILs above this RTT median in microseconds (default: no ceiling)")
+      ->type_name("US")
+      ->check(cli::numberIn(1, 1e9));
+  app.add_option("--loss-max", o.loss_max,
+                 "a pair FAILs when its loss counters grew by more (default 0)")
+      ->type_name("N")
+      ->check(cli::intIn(0, 1000000000));
   app.add_option("--rtt-spread-max", o.rtt_spread_max,
                  "a pair WARNs above this RTT p99/p50 (default 4)")
       ->type_name("X")

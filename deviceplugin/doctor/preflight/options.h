@@ -1,6 +1,7 @@
 #pragma once
 // The pre-flight's options (preflight.h documents the command) and their parsing.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,7 +46,9 @@ struct PreflightOptions {
   int daemon_metrics_port = 9109;
   double bw_percent = 90;
   double rtt_p99_max_us = 1000;
+  double rtt_p50_max_us = 0;  // 0: no ceiling on the median
   double rtt_spread_max = 4;
+  uint64_t loss_max = 0;  // loss counter events a pair may show
   std::optional<int> mtu{};
   bool no_baseline = false;
   bool keep = false;

@@ -9,7 +9,8 @@
 //       [--namespace rdmanet] [--image-pull-policy P] [--privileged] [--probe-command CMD]
 //       [--timeout 300] [--count 200] [--dscp 26] [--priority 3] [--daemon-namespace NS]
 //       [--daemon-metrics-port 9109] [--bw-percent 90] [--rtt-p99-max-us 1000]
-//       [--rtt-spread-max 4] [--mtu BYTES] [--no-baseline] [--keep] [--json]
+//       [--rtt-p50-max-us US] [--rtt-spread-max 4] [--loss-max 0] [--mtu BYTES] [--no-baseline]
+//       [--keep] [--json]
 //
 // It finds the nodes with rdmanet devices (status.allocatable[--resource] > 0, or with
 // --claim-template a ResourceSlice of --driver), starts an RDMA probe server pod on each

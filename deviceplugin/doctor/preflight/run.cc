@@ -247,7 +247,9 @@ Result<PreflightReport> runPreflight(const PreflightOptions& o, const PreflightS
                            startServers(run, serverNodes(nodes, pairs), server_failure));
   const Expectations e{.bw_percent = o.bw_percent,
                        .rtt_p99_max_us = o.rtt_p99_max_us,
+                       .rtt_p50_max_us = o.rtt_p50_max_us,
                        .rtt_spread_max = o.rtt_spread_max,
+                       .loss_max = o.loss_max,
                        .dscp = o.dscp,
                        .priority = o.priority};
   for (size_t i = 0; i < pairs.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "common/inventory/netdev.h"
+#include "common/net/rdma_hw_stats.h"
 #include "common/rdma/ibv_verbs.h"
 
 namespace rdmanet::doctor::probe {
@@ -99,6 +100,14 @@ std::vector<exchange::DeviceCandidate> rdmaCandidates() {
 }
 
 std::map<std::string, uint64_t> readHwCounters(const std::string& device, int port) {
+  // nldev first: it answers in any netns that sees the device (a pod's compat device has no
+  // hw_counters in sysfs); sysfs where nldev cannot (no NETLINK_RDMA).
+  if (port > 0) {
+    if (auto c = readRdmaPortHwCounters(device, static_cast<uint32_t>(port));
+        c.ok() && !c->empty()) {
+      return *c;
+    }
+  }
   std::map<std::string, uint64_t> out;
   if (device.empty() || device.find('/') != std::string::npos || device.starts_with('.')) {
     return out;

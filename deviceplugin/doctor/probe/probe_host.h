@@ -21,7 +21,8 @@ int interfaceMtu(const std::string& name);
 std::string interfaceOfAddress(const std::string& ipv4);
 // Every RDMA device libibverbs lists, with port 1's valid GIDs and node GUID.
 std::vector<exchange::DeviceCandidate> rdmaCandidates();
-// /sys/class/infiniband/DEV/ports/PORT/hw_counters/*, by name (unreadable ones left out).
+// The port's hw counters, by name: over RDMA netlink (common/net/rdma_hw_stats.h), else from
+// /sys/class/infiniband/DEV/ports/PORT/hw_counters/* (unreadable ones left out).
 std::map<std::string, uint64_t> readHwCounters(const std::string& device, int port);
 // The counters of `after` that grew since `before` (a counter that went backwards is skipped).
 std::map<std::string, uint64_t> counterGrowth(const std::map<std::string, uint64_t>& before,

@@ -92,6 +92,31 @@ TEST(JudgeTest, HighP99FailsAndSpreadWarns) {
   EXPECT_EQ(warn.problems.size(), 1u);
 }
 
+TEST(JudgeTest, AMedianCeilingFailsWhenSetOnly) {
+  auto s = clean();
+  s.rtt_p50_us = 300;
+  s.rtt_p99_us = 900;
+  EXPECT_EQ(judged(s).verdict, Verdict::kPass);  // no median ceiling by default
+  const auto r = judged(s, kNad1500, kNad1500, {.rtt_p50_max_us = 250});
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].check, "rtt");
+  EXPECT_EQ(r.problems[0].message, "RTT p50 300.0 us is above 250 us");
+  s.rtt_p99_us = 1500;  // both over: the p99 is named
+  EXPECT_EQ(judged(s, kNad1500, kNad1500, {.rtt_p50_max_us = 250}).problems.at(0).message,
+            "RTT p99 1500.0 us is above 1000 us");
+}
+
+TEST(JudgeTest, LossUpToTheAllowanceIsNoProblem) {
+  auto s = clean();
+  s.counters_delta["completer_retry_err"] = 7;
+  EXPECT_EQ(judged(s).verdict, Verdict::kFail);
+  EXPECT_EQ(judged(s, kNad1500, kNad1500, {.loss_max = 7}).verdict, Verdict::kPass);
+  s.counters_delta["rcvd_seq_err"] = 1;
+  EXPECT_EQ(judged(s, kNad1500, kNad1500, {.loss_max = 7}).problems.at(0).message,
+            "8 loss counter events on vm1's port during the run (completer_retry_err +7, "
+            "rcvd_seq_err +1)");
+}
+
 TEST(JudgeTest, LossCountersThatGrewFailButTrafficAndCongestionDoNot) {
   auto s = clean();
   s.counters_delta["np_cnp_sent"] = 50;

@@ -28,6 +28,8 @@ TEST(PreflightOptionsTest, DefaultsAreTheBriefs) {
   EXPECT_EQ(o->bw_percent, 90);
   EXPECT_EQ(o->rtt_p99_max_us, 1000);
   EXPECT_EQ(o->rtt_spread_max, 4);
+  EXPECT_EQ(o->rtt_p50_max_us, 0);
+  EXPECT_EQ(o->loss_max, 0u);
   EXPECT_FALSE(o->mtu.has_value());
   EXPECT_EQ(o->probe_command,
             (std::vector<std::string>{"rdmanet-device-plugin", "doctor", "probe"}));
@@ -35,11 +37,28 @@ TEST(PreflightOptionsTest, DefaultsAreTheBriefs) {
 }
 
 TEST(PreflightOptionsTest, NodeNetworksOverrideTheNetworkPerNode) {
-  auto o = parsePreflightArgs(
-      with({"--namespace", "team", "--node-network", "rdmanet-vm1=rdmanet/rdma-vf-1",
-            "--node-network", "rdmanet-vm2=rdma-vf-2", "--nodes", "rdmanet-vm1,rdmanet-vm2",
-            "--pairs", "ring", "--mtu", "1500", "--bw-percent", "85.5", "--probe-command",
-            "/bin/probe  --x", "--daemon-namespace", "kube-system"}));
+  auto o = parsePreflightArgs(with({"--namespace",
+                                    "team",
+                                    "--node-network",
+                                    "rdmanet-vm1=rdmanet/rdma-vf-1",
+                                    "--node-network",
+                                    "rdmanet-vm2=rdma-vf-2",
+                                    "--nodes",
+                                    "rdmanet-vm1,rdmanet-vm2",
+                                    "--pairs",
+                                    "ring",
+                                    "--mtu",
+                                    "1500",
+                                    "--bw-percent",
+                                    "85.5",
+                                    "--probe-command",
+                                    "/bin/probe  --x",
+                                    "--daemon-namespace",
+                                    "kube-system",
+                                    "--rtt-p50-max-us",
+                                    "50000",
+                                    "--loss-max",
+                                    "20"}));
   ASSERT_TRUE(o.ok()) << o.error().msg;
   EXPECT_EQ(o->nadOf("rdmanet-vm1"), (NadRef{.ns = "rdmanet", .name = "rdma-vf-1"}));
   // A bare NAD name is the pod's namespace, as Multus reads it, whatever the flags' order.
@@ -51,6 +70,8 @@ TEST(PreflightOptionsTest, NodeNetworksOverrideTheNetworkPerNode) {
   EXPECT_EQ(o->bw_percent, 85.5);
   EXPECT_EQ(o->probe_command, (std::vector<std::string>{"/bin/probe", "--x"}));
   EXPECT_EQ(o->daemonNamespace(), "kube-system");
+  EXPECT_EQ(o->rtt_p50_max_us, 50000);
+  EXPECT_EQ(o->loss_max, 20u);
 }
 
 struct BadArgs {
@@ -88,6 +109,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "--bw-percent: \"ninety\" is not a number in [0.1, 100]"},
         BadArgs{with({"--rtt-p99-max-us", "1ms"}),
                 "--rtt-p99-max-us: \"1ms\" is not a number in [1, 1000000000]"},
+        BadArgs{with({"--rtt-p50-max-us", "0"}),
+                "--rtt-p50-max-us: \"0\" is not a number in [1, 1000000000]"},
+        BadArgs{with({"--loss-max", "-1"}),
+                "--loss-max: \"-1\" is not an integer in [0, 1000000000]"},
         BadArgs{with({"--timeout", "5m"}), "--timeout: \"5m\" is not an integer in [1, 86400]"},
         BadArgs{with({"--mtu", "100"}), "--mtu: \"100\" is not an integer in [576, 65535]"},
         BadArgs{with({"--nodes", "a,B"}), "--nodes: \"B\" is not a node name"},
