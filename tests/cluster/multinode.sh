@@ -246,6 +246,8 @@ fallback_job deviceplugin
 #   - node 2's VFs at MTU 1000, below the NAD's 1500: the MTU check names node 2;
 #   - netem delay with jitter on node 2's VFs: the round trips of both pairs through it;
 #   - netem loss on them: the lost packets (RDMA retransmits) of both pairs.
+# (The probe's QP waits 268 ms for an ACK, longer than the delay: a delay alone retransmits
+# nothing, so each fault shows in its own check.)
 # (With two nodes every pair runs through node 2; the faults sit on node 2's side of the link,
 # since the host's kernel, the switch's, has no sch_netem.) The run and its TCG thresholds:
 # preflight in vm_job.sh.
@@ -261,8 +263,15 @@ pf_names() {
     "$(pf '[.pairs[] | select(.verdict == "FAIL") | .from + "->" + .to] | sort | join(",")' "$tag")"
   eq "preflight $tag: nodes whose checklist failed" "" \
     "$(pf '[.nodes[] | select(.checklist == "FAIL") | .node] | join(",")' "$tag")"
+  eq "preflight $tag: each client's RDMA device" "1=rxf1,2=rxf2" "$(pf_devices "$tag")"
 }
 
+# The rank pods' Soft-RoCE goes first: the probe pods mount the node's whole /dev/infiniband, and
+# with another pod's device in sight a probe whose own was never made could pick it.
+for ((i = 1; i <= nodes; i++)); do roce_down "$i"; done
+# pf_devices TAG: each pair's client device by its node, "1=rxf1,2=rxf2" when each probe used
+# the device made for it on its own node.
+pf_devices() { pf '[.pairs[] | (.from | .[-1:]) + "=" + (.device | .[0:4])] | sort | join(",")' "$1"; }
 capture_start preflight.pcap "$roce_filter"
 preflight clean --
 capture_stop
@@ -270,6 +279,7 @@ eq "preflight on a clean cluster: exit code" 0 "$pf_rc"
 total=$(tagged_roce preflight.pcap 100 "the pre-flight's probes")
 eq "preflight on a clean cluster: pairs" "rdmanet-vm1->rdmanet-vm2 PASS,rdmanet-vm2->rdmanet-vm1 PASS" \
   "$(pf '[.pairs[] | .from + "->" + .to + " " + .verdict] | sort | join(",")' clean)"
+eq "preflight: each client's RDMA device" "1=rxf1,2=rxf2" "$(pf_devices clean)"
 eq "preflight: each pair's path MTU, RoCE MTU and traffic class" "1500 1024 104,1500 1024 104" \
   "$(pf '[.pairs[] | "\(.path_mtu) \(.roce_mtu) \(.traffic_class)"] | join(",")' clean)"
 eq "preflight: the baseline's nodes" "rdmanet-vm1,rdmanet-vm2" "$(pf '.baseline.nodes | sort | join(",")' clean)"
@@ -297,7 +307,7 @@ preflight delay "" "delay 100ms 20ms" --
 pf_names delay rtt
 ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
 
-preflight loss "" "loss 10%" --
+preflight loss "" "loss 20%" --
 pf_names loss loss
 ok "preflight names the loss on node 2's port: $(pf '[.problems[] | select(.check == "loss")][0].message' loss)"
 
@@ -306,7 +316,6 @@ ok "preflight names the loss on node 2's port: $(pf '[.problems[] | select(.chec
 # Each node's daemon publishes its 4 real VFs with rail rail0; one pod per node whose claim
 # selects rail rail0 gets a VF of its node as eth1 (mode sriov, VLAN 100, priority 3 on the
 # switch), and a claim that selects rail1 stays pending for the scheduler's reason.
-for ((i = 1; i <= nodes; i++)); do roce_down "$i"; done
 for ((i = 1; i <= nodes; i++)); do delete_pod "rank-$i"; done
 RDMANET_RAIL_RULE='{match: "(rail[0-9]+)-leaf[0-9]+", rail: "$1"}' \
   "$repo/hack/cluster/rdmanet.sh" dra >/dev/null
@@ -376,8 +385,10 @@ eq "DRA pods' frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged
 roce_all_up
 mpi_job dra
 fallback_job dra
+for ((i = 1; i <= nodes; i++)); do roce_down "$i"; done
 preflight dra -- --claim-template rail0-vf
 eq "preflight in DRA mode (claims from rail0-vf): exit code" 0 "$pf_rc"
+eq "preflight in DRA mode: each client's RDMA device" "1=rxf1,2=rxf2" "$(pf_devices dra)"
 eq "preflight in DRA mode: pairs" "rdmanet-vm1->rdmanet-vm2 PASS,rdmanet-vm2->rdmanet-vm1 PASS" \
   "$(pf '[.pairs[] | .from + "->" + .to + " " + .verdict] | sort | join(",")' dra)"
 ok "preflight in DRA mode, each probe pod's VF through a claim from rail0-vf: both pairs PASS"

@@ -127,6 +127,7 @@ std::string renderPreflightJson(const PreflightReport& r) {
                {"seconds", std::round(p.seconds * 10) / 10}};
     if (p.summary) {
       const auto& s = *p.summary;
+      pj["device"] = s.device;  // the client's RDMA device, as the probe picked it
       putIf(pj, "gbps", s.gbps);
       putIf(pj, "port_gbps", s.port_gbps);
       putIf(pj, "bw_percent", percentOfPort(s));

@@ -206,7 +206,7 @@ Result<Picked> waitForDevice(const ProbeOptions& o, const std::string& iface_nam
       return Picked{.device = dev, .port = port, .gid = gid};
     }();
     if (got.ok() || kProbeClock.now() >= deadline) return got;
-    std::this_thread::sleep_for(milliseconds(500));
+    kProbeClock.sleepFor(milliseconds(500));
   }
 }
 
@@ -261,7 +261,10 @@ Status toRts(ibv_qp* qp, const exchange::Hello& peer, uint32_t my_psn, int activ
                                  "RTR"));
   ibv_qp_attr s{};
   s.qp_state = IBV_QPS_RTS;
-  s.timeout = 14;   // 4.096 us * 2^14 = 67 ms per try
+  // 4.096 us * 2^16 = 268 ms per try: above any round trip a healthy path has (NCCL's default,
+  // 18, is 1 s), so a delay alone retransmits nothing and a loss shows as loss; short enough
+  // that a path losing packets still finishes the run.
+  s.timeout = 16;
   s.retry_cnt = 7;  // a lost packet is retried (and counted), not fatal
   s.rnr_retry = 7;
   s.sq_psn = my_psn;
@@ -330,7 +333,7 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
   auto conn = connectTcp(o.peer, o.port, o.timeout_ms);
   while (!conn.ok() && conn.error().sys_errno == ECONNREFUSED &&
          kProbeClock.now() < connect_until) {
-    std::this_thread::sleep_for(milliseconds(500));
+    kProbeClock.sleepFor(milliseconds(500));
     conn = connectTcp(o.peer, o.port, o.timeout_ms);
   }
   if (!conn.ok()) return fail(r, "connect", conn.error()), r;
@@ -525,10 +528,10 @@ void sweepPathMtu(const ProbeOptions& o, ProbeReport& r) {
   const int top = r.local_mtu > 0 ? r.local_mtu : 9000;
   std::vector<uint8_t> out(static_cast<size_t>(top)), in(65536);
   uint32_t nonce = randomPsn();
-  // One size crosses when a datagram of it comes back within 300 ms, in 4 tries (a lossy path
-  // must not pass for a small MTU).
+  // One size crosses when a datagram of it comes back within 300 ms, in 6 tries: a path that
+  // loses 20 % of its packets one way must not pass for a small MTU (0.8^6 of a chance).
   const auto crosses = [&](int size) {
-    for (int attempt = 0; attempt < 4; ++attempt) {
+    for (int attempt = 0; attempt < 6; ++attempt) {
       ++nonce;
       std::memcpy(out.data(), &nonce, sizeof(nonce));
       const size_t len = static_cast<size_t>(size - overhead);

@@ -27,7 +27,8 @@ PreflightReport report() {
   s.port_gbps = 10;
   s.path_mtu = 1500;
   s.roce_mtu = 1024;
-  PairResult a{.pair = {"vm1", "vm2"}, .summary = s};
+  s.device = "mlx5_3";
+  PairResult a{.pair = {"vm1", "vm2"}, .summary = s, .seconds = 12.345};
   judgePair(a, {}, {}, {});
   PairResult b{.pair = {"vm2", "vm1"}, .failure = "the probe server pod p on vm1 ended: Failed"};
   judgePair(b, {}, {}, {});
@@ -84,6 +85,8 @@ TEST(PreflightRenderTest, TheJsonHasOneObjectWithEveryPart) {
   EXPECT_EQ(a["from"], "vm1");
   EXPECT_EQ(a["to"], "vm2");
   EXPECT_EQ(a["verdict"], "FAIL");
+  EXPECT_EQ(a["seconds"], 12.3);
+  EXPECT_EQ(a["device"], "mlx5_3");
   EXPECT_EQ(a["gbps"], 8.0);
   EXPECT_EQ(a["bw_percent"], 80.0);
   EXPECT_EQ(a["rtt_spread"], 2.25);
