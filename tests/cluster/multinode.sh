@@ -293,7 +293,7 @@ ok "preflight on the clean VM cluster: both pairs PASS (path MTU 1500, RoCE 1024
 $total RoCE v2 frames on the switch, all VLAN 100 priority 3), the baseline recorded for both \
 nodes, no pod left ($(pf '[.pairs[].rtt_p50_us | floor] | join("/")' clean) us p50)"
 
-preflight mtu 1000 --
+preflight mtu 1000 -- --count 50
 pf_names mtu mtu
 eq "preflight mtu: the checks that failed" mtu \
   "$(pf '[.problems[] | select(.verdict == "FAIL") | .check] | unique | join(",")' mtu)"
@@ -303,7 +303,7 @@ pf '.problems[] | select(.check == "mtu") | .message' mtu | grep -q "rdmanet-vm2
   fail "preflight mtu: a problem blames rdmanet-vm1: $(pf '.problems' mtu)"
 ok "preflight names node 2's lowered MTU: $(pf '[.problems[] | select(.check == "mtu")][0].message' mtu)"
 
-preflight delay "" "delay 100ms 20ms" --
+preflight delay "" "delay 100ms 20ms limit 10000" -- --count 50
 pf_names delay rtt
 ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
 

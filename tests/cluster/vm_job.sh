@@ -198,7 +198,7 @@ write_bw() {
 # on different VFs, and a reply from the wrong one would send the peer's frames to the wrong VF.
 # Faults for the pre-flight to find, on each served pod's eth1 first (node i's side of the link):
 # MTU, its MTU; NETEM, a netem qdisc (with a pfifo under it, so that jitter does not reorder:
-# tc-netem(8)). The host's kernel has no sch_netem; the guests' Debian kernel has.
+# tc-netem(8); both long enough for the probe's 1024 packets in flight at 100 ms). The host's kernel has no sch_netem; the guests' Debian kernel has.
 #   preflight_roce_start I [MTU [NETEM]] / preflight_roce_stop: the loops up; stopped, rxf*/rsf*
 #   gone.
 preflight_roce_pids=()
@@ -220,7 +220,7 @@ preflight_roce_start() {
         k=$i\$((n + 1))
         ${mtu:+nsenter -t \$pid -n /bin/ip link set eth1 mtu $mtu || continue}
         ${netem:+nsenter -t \$pid -n /sbin/tc qdisc add dev eth1 root handle 1: netem $netem || continue}
-        ${netem:+nsenter -t \$pid -n /sbin/tc qdisc add dev eth1 parent 1:1 pfifo limit 1000 || continue}
+        ${netem:+nsenter -t \$pid -n /sbin/tc qdisc add dev eth1 parent 1:1 pfifo limit 10000 || continue}
         nsenter -t \$pid -n /bin/ip link add link eth1 name rsf\$k type ipvlan mode l2 || continue
         n=\$((n + 1))
         nsenter -t \$pid -n /bin/ip link set rsf\$k netns 1 &&

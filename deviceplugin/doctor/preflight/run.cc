@@ -15,6 +15,10 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
+// How long the clean-up waits for the run's deleted pods to go (kubelet stops them in about a
+// second; the CNI DEL that returns a VF takes a few more).
+constexpr std::chrono::seconds kGoneWithin{60};
+
 // The pods of one run: created through it, and all deleted when it ends (unless --keep), on
 // every path out of runPreflight.
 class Run {
@@ -69,9 +73,33 @@ class Run {
     std::erase(created_, name);
   }
 
+  // Deletes this run's pods and waits, up to kGoneWithin, until the API server has none left:
+  // a deleted pod lingers while kubelet stops it and its CNI DEL returns the device, and a
+  // pre-flight that returned then would leave pods (and devices) behind. Still there after that:
+  // a clean-up error naming them.
   void cleanUp() {
     if (o_.keep) return;
+    const bool any = !created_.empty();
     for (const auto& name : std::vector<std::string>(created_)) remove(name);
+    if (!any) return;
+    const Deadline deadline = Deadline::in(kGoneWithin, *s_.clock);
+    for (;;) {
+      auto left = s_.client->list(
+          podsPath(), {.label_selector = fmt::format("{}={}", kRunLabel, s_.run_id)}, request());
+      if (left.ok() && (*left).value("items", json::array()).empty()) return;
+      if (deadline.passed(*s_.clock)) {
+        std::vector<std::string> names;
+        if (left.ok()) {
+          for (const auto& p : (*left)["items"]) names.push_back(p["metadata"].value("name", ""));
+        }
+        cleanup_errors_.push_back(
+            left.ok() ? fmt::format("pods still there {} s after their deletion: {}",
+                                    kGoneWithin.count(), fmt::join(names, ", "))
+                      : left.error().context("listing the run's pods after deleting them").msg);
+        return;
+      }
+      s_.tick();
+    }
   }
 
   std::vector<std::string> takeCleanupErrors() { return std::move(cleanup_errors_); }
