@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "common/base/fd.h"
 #include "common/rdma/ibv_verbs.h"
 #include "deviceplugin/doctor/probe/exchange_wire.h"
 #include "deviceplugin/doctor/probe/probe_host.h"
@@ -26,22 +27,6 @@ namespace rdmanet::doctor::probe {
 namespace {
 
 using namespace std::chrono;
-
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f = -1) : fd(f) {}
-  Fd(Fd&& o) noexcept : fd(std::exchange(o.fd, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    if (this != &o) {
-      if (fd >= 0) ::close(fd);
-      fd = std::exchange(o.fd, -1);
-    }
-    return *this;
-  }
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 Error sysError(const std::string& what) { return errnoError(ErrorCode::kRdmaFailure, errno, what); }
 
@@ -117,11 +102,11 @@ Result<Fd> connectTcp(const std::string& host, int port, int timeout_ms) {
   sockaddr_storage ss{};
   RDMANET_ASSIGN_OR_RETURN(addrinfo ai, resolve(host, port, SOCK_STREAM, ss));
   Fd fd(::socket(ai.ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (fd.fd < 0) return sysError("socket");
-  if (::connect(fd.fd, ai.ai_addr, ai.ai_addrlen) != 0 && errno != EINPROGRESS) {
+  if (fd.get() < 0) return sysError("socket");
+  if (::connect(fd.get(), ai.ai_addr, ai.ai_addrlen) != 0 && errno != EINPROGRESS) {
     return sysError(fmt::format("connecting to {}:{}", host, port));
   }
-  pollfd pfd{.fd = fd.fd, .events = POLLOUT, .revents = 0};
+  pollfd pfd{.fd = fd.get(), .events = POLLOUT, .revents = 0};
   if (::poll(&pfd, 1, timeout_ms) == 0) {
     return makeError(ErrorCode::kRdmaFailure,
                      fmt::format("no TCP connection to {}:{} within {} ms (is the probe server "
@@ -130,7 +115,7 @@ Result<Fd> connectTcp(const std::string& host, int port, int timeout_ms) {
   }
   int err = 0;
   socklen_t len = sizeof(err);
-  (void)::getsockopt(fd.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  (void)::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) {
     errno = err;
     return sysError(fmt::format("connecting to {}:{}", host, port));
@@ -338,7 +323,7 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
   }
   if (!conn.ok()) return fail(r, "connect", conn.error()), r;
   const std::string iface =
-      o.interface.empty() ? interfaceOfAddress(localAddress(conn->fd)) : o.interface;
+      o.interface.empty() ? interfaceOfAddress(localAddress(conn->get())) : o.interface;
   auto picked = waitForDevice(o, iface);
   if (!picked.ok()) return fail(r, "find device", picked.error()), r;
   // Read once the device is there: whatever set the device up has set the interface up too.
@@ -359,10 +344,10 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
   const uint32_t psn = randomPsn();
   const int active = activeMtu(ctx->get());
   const auto mine = exchange::encodeHello(helloOf(**ep, psn, *gid, r.local_mtu, active));
-  if (auto s = sendAll(conn->fd, mine.data(), mine.size(), kProbeClock.now() + step); !s.ok()) {
+  if (auto s = sendAll(conn->get(), mine.data(), mine.size(), kProbeClock.now() + step); !s.ok()) {
     return fail(r, "exchange", s.error()), r;
   }
-  auto theirs_bytes = recvExact(conn->fd, exchange::kHelloBytes, kProbeClock.now() + step);
+  auto theirs_bytes = recvExact(conn->get(), exchange::kHelloBytes, kProbeClock.now() + step);
   if (!theirs_bytes.ok()) return fail(r, "exchange", theirs_bytes.error()), r;
   auto theirs = exchange::decodeHello(*theirs_bytes);
   if (!theirs.ok()) return fail(r, "exchange", theirs.error()), r;
@@ -372,10 +357,10 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
   }
   // Ready: the server's QP is in RTR with receives posted once its "R" arrives.
   const uint8_t ready = 'R';
-  if (auto s = sendAll(conn->fd, &ready, 1, kProbeClock.now() + step); !s.ok()) {
+  if (auto s = sendAll(conn->get(), &ready, 1, kProbeClock.now() + step); !s.ok()) {
     return fail(r, "exchange", s.error()), r;
   }
-  if (auto b = recvExact(conn->fd, 1, kProbeClock.now() + step); !b.ok() || (*b)[0] != 'R') {
+  if (auto b = recvExact(conn->get(), 1, kProbeClock.now() + step); !b.ok() || (*b)[0] != 'R') {
     return fail(r, "exchange",
                 b.ok() ? makeError(ErrorCode::kRdmaFailure, "the server did not say ready")
                        : b.error()),
@@ -385,7 +370,7 @@ ProbeReport runExchangeClient(const ProbeOptions& o) {
   const WriteTarget target{.addr = theirs->addr, .rkey = theirs->rkey, .len = theirs->len};
   if (pingPong(**ep, o, r) && o.bandwidth) writeBandwidth(**ep, target, o, r);
   const uint8_t done = 'D';
-  (void)sendAll(conn->fd, &done, 1, kProbeClock.now() + milliseconds(1000));
+  (void)sendAll(conn->get(), &done, 1, kProbeClock.now() + milliseconds(1000));
   r.counters_delta = counterGrowth(counters_before, readHwCounters(r.device, r.port_num));
   return r;
 }
@@ -450,22 +435,22 @@ Status runExchangeServer(const ProbeOptions& o, std::ostream& log) {
   sockaddr_storage ss{};
   RDMANET_ASSIGN_OR_RETURN(addrinfo ai, resolve(o.bind, o.port, SOCK_STREAM, ss));
   Fd listener(::socket(ai.ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (listener.fd < 0) return sysError("socket");
+  if (listener.get() < 0) return sysError("socket");
   const int one = 1;
-  (void)::setsockopt(listener.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (::bind(listener.fd, ai.ai_addr, ai.ai_addrlen) != 0) {
+  (void)::setsockopt(listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (::bind(listener.get(), ai.ai_addr, ai.ai_addrlen) != 0) {
     return sysError(fmt::format("binding tcp {}:{}", o.bind.empty() ? "*" : o.bind, o.port));
   }
-  if (::listen(listener.fd, 4) != 0) return sysError("listen");
+  if (::listen(listener.get(), 4) != 0) return sysError("listen");
   log << "probe: listening on tcp " << (o.bind.empty() ? "*" : o.bind) << ":" << o.port << " with "
       << dev.device << " GID " << dev.gid.index << " (" << dev.gid.gid << ")" << std::endl;
   while (true) {
-    Fd client(::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC));
-    if (client.fd < 0) {
+    Fd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (client.get() < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return sysError("accept");
     }
-    if (auto s = serveClient(client.fd, ctx.get(), dev, interfaceMtu(iface), o, log); !s.ok()) {
+    if (auto s = serveClient(client.get(), ctx.get(), dev, interfaceMtu(iface), o, log); !s.ok()) {
       log << "probe: client dropped: " << s.error().msg << std::endl;
     }
     if (o.once) return okStatus();
@@ -476,30 +461,30 @@ Result<std::unique_ptr<UdpEcho>> UdpEcho::start(const std::string& bind, int por
   sockaddr_storage ss{};
   RDMANET_ASSIGN_OR_RETURN(addrinfo ai, resolve(bind, port, SOCK_DGRAM, ss));
   Fd fd(::socket(ai.ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (fd.fd < 0) return sysError("socket");
+  if (fd.get() < 0) return sysError("socket");
   // Echoes go out with DF too: a reply larger than this end's path is dropped, not fragmented.
   const int probe = ai.ai_family == AF_INET6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE;
-  (void)::setsockopt(fd.fd, ai.ai_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
+  (void)::setsockopt(fd.get(), ai.ai_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
                      ai.ai_family == AF_INET6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &probe,
                      sizeof(probe));
-  if (::bind(fd.fd, ai.ai_addr, ai.ai_addrlen) != 0) {
+  if (::bind(fd.get(), ai.ai_addr, ai.ai_addrlen) != 0) {
     return sysError(fmt::format("binding udp {}:{}", bind.empty() ? "*" : bind, port));
   }
-  return std::unique_ptr<UdpEcho>(new UdpEcho(std::exchange(fd.fd, -1)));
+  return std::unique_ptr<UdpEcho>(new UdpEcho(std::move(fd)));
 }
 
-UdpEcho::UdpEcho(int fd) : fd_(fd) {
+UdpEcho::UdpEcho(Fd fd) : fd_(std::move(fd)) {
   thread_ = std::thread([this] {
     std::vector<uint8_t> buf(65536);
     while (!stop_.load()) {
-      pollfd pfd{.fd = fd_, .events = POLLIN, .revents = 0};
+      pollfd pfd{.fd = fd_.get(), .events = POLLIN, .revents = 0};
       if (::poll(&pfd, 1, 200) <= 0) continue;
       sockaddr_storage from{};
       socklen_t len = sizeof(from);
-      const ssize_t n =
-          ::recvfrom(fd_, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &len);
+      const ssize_t n = ::recvfrom(fd_.get(), buf.data(), buf.size(), 0,
+                                   reinterpret_cast<sockaddr*>(&from), &len);
       if (n > 0) {
-        (void)::sendto(fd_, buf.data(), static_cast<size_t>(n), 0,
+        (void)::sendto(fd_.get(), buf.data(), static_cast<size_t>(n), 0,
                        reinterpret_cast<sockaddr*>(&from), len);
       }
     }
@@ -509,7 +494,6 @@ UdpEcho::UdpEcho(int fd) : fd_(fd) {
 UdpEcho::~UdpEcho() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  ::close(fd_);
 }
 
 void sweepPathMtu(const ProbeOptions& o, ProbeReport& r) {
@@ -518,13 +502,13 @@ void sweepPathMtu(const ProbeOptions& o, ProbeReport& r) {
   auto ai = resolve(o.peer, o.port, SOCK_DGRAM, ss);
   if (!ai.ok()) return;
   Fd fd(::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-  if (fd.fd < 0 || ::connect(fd.fd, ai->ai_addr, ai->ai_addrlen) != 0) return;
+  if (fd.get() < 0 || ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) return;
   const bool v6 = ai->ai_family == AF_INET6;
   const int probe = v6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE;
-  (void)::setsockopt(fd.fd, v6 ? IPPROTO_IPV6 : IPPROTO_IP,
+  (void)::setsockopt(fd.get(), v6 ? IPPROTO_IPV6 : IPPROTO_IP,
                      v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &probe, sizeof(probe));
   const int overhead = v6 ? 48 : 28;  // IP and UDP headers: sizes below are whole IP packets
-  if (r.local_mtu == 0) r.local_mtu = interfaceMtu(interfaceOfAddress(localAddress(fd.fd)));
+  if (r.local_mtu == 0) r.local_mtu = interfaceMtu(interfaceOfAddress(localAddress(fd.get())));
   const int top = r.local_mtu > 0 ? r.local_mtu : 9000;
   std::vector<uint8_t> out(static_cast<size_t>(top)), in(65536);
   uint32_t nonce = randomPsn();
@@ -535,12 +519,12 @@ void sweepPathMtu(const ProbeOptions& o, ProbeReport& r) {
       ++nonce;
       std::memcpy(out.data(), &nonce, sizeof(nonce));
       const size_t len = static_cast<size_t>(size - overhead);
-      if (::send(fd.fd, out.data(), len, 0) < 0) return false;  // EMSGSIZE: above our MTU
+      if (::send(fd.get(), out.data(), len, 0) < 0) return false;  // EMSGSIZE: above our MTU
       const auto deadline = kProbeClock.now() + milliseconds(300);
       while (true) {
-        pollfd pfd{.fd = fd.fd, .events = POLLIN, .revents = 0};
+        pollfd pfd{.fd = fd.get(), .events = POLLIN, .revents = 0};
         if (::poll(&pfd, 1, msLeft(deadline)) <= 0) break;
-        const ssize_t n = ::recv(fd.fd, in.data(), in.size(), 0);
+        const ssize_t n = ::recv(fd.get(), in.data(), in.size(), 0);
         if (n == static_cast<ssize_t>(len) && std::memcmp(in.data(), &nonce, sizeof(nonce)) == 0) {
           return true;
         }

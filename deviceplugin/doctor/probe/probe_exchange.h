@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "common/base/fd.h"
 #include "common/base/result.h"
 #include "deviceplugin/doctor/probe/probe.h"
 #include "deviceplugin/doctor/probe/rdma_cm_util.h"
@@ -42,8 +43,8 @@ class UdpEcho {
   UdpEcho& operator=(const UdpEcho&) = delete;
 
  private:
-  explicit UdpEcho(int fd);
-  int fd_;
+  explicit UdpEcho(Fd fd);
+  Fd fd_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

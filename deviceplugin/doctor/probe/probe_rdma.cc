@@ -308,7 +308,11 @@ Status runCmServer(const ProbeOptions& o, std::ostream& log) {
 
 ProbeReport runProbeClient(const ProbeOptions& o) {
   ProbeReport r = o.exchange == "tcp" ? probe::runExchangeClient(o) : runCmClient(o);
-  if (o.mtu_sweep && r.failed_stage.empty()) probe::sweepPathMtu(o, r);
+  // The sweep is UDP on the interface, not RDMA: a connection that broke under traffic (ping,
+  // write) still has a path to measure, and a lossy path is just when its MTU matters.
+  const bool reached =
+      r.failed_stage.empty() || r.failed_stage == "ping" || r.failed_stage == "write";
+  if (o.mtu_sweep && reached) probe::sweepPathMtu(o, r);
   return r;
 }
 
