@@ -242,10 +242,10 @@ fallback_job deviceplugin
 # node and then a client pod per ordered pair, one pair at a time, each with a VF as eth1 through
 # the NAD; the probes talk RDMA over Soft-RoCE on those VFs (preflight_roce_start, vm_job.sh);
 # each node's checklist and counters come from its daemon through the API server's pod proxy.
-# A clean cluster passes; faults on node 2 are named, and nothing else is:
-#   - node 2's VFs at MTU 1000, below the NAD's 1500: the MTU check names node 2;
-#   - netem delay with jitter and netem loss on node 2's VFs: the round trips (RTT) and the lost
-#     packets (RDMA retransmits) of both pairs.
+# A clean cluster passes; a fault on node 2 is named, and nothing else is, one run each:
+#   - node 2's VFs at MTU 1000, below the NAD's 1500: only the MTU check fails, naming node 2;
+#   - netem delay with jitter on them: the round trips (RTT) of both pairs;
+#   - netem loss on them: the lost packets (RDMA retransmits) of both pairs.
 # (With two nodes every pair runs through node 2; the faults sit on node 2's side of the link,
 # since the host's kernel, the switch's, has no sch_netem.) The run and its TCG thresholds:
 # preflight in vm_job.sh.
@@ -291,15 +291,21 @@ ok "preflight on the clean VM cluster: both pairs PASS (path MTU 1500, RoCE 1024
 $total RoCE v2 frames on the switch, all VLAN 100 priority 3), the baseline recorded for both \
 nodes, no pod left ($(pf '[.pairs[].rtt_p50_us | floor] | join("/")' clean) us p50)"
 
-# All three faults on node 2 in one run (each run costs CI a minute and a half): its probe pods'
-# eth1 at MTU 1000, and netem delay with jitter and loss on them. The MTU check names node 2 and
-# only node 2; the RTT check fires on the delay, the loss counters on the loss.
-preflight faults 1000 "delay 200ms 20ms loss 20% limit 10000" -- --count 100
-for check in mtu rtt loss; do pf_names faults "$check"; done
-eq "preflight faults: the node its MTU problems blame" "node rdmanet-vm2's eth1 MTU 1000" \
-  "$(pf '[.problems[] | select(.check == "mtu") | .cause | capture("^(?<n>node [^ ]+ eth1 MTU [0-9]+)").n] | unique | join(",")' faults)"
-ok "preflight names node 2's faults on both pairs: \
-$(pf '[.problems[] | select(.check == "mtu" or .check == "rtt" or .check == "loss") | .message] | .[0:3] | join("; ")' faults)"
+preflight mtu 1000 -- --count 50
+pf_names mtu mtu
+eq "preflight mtu: the checks that failed" mtu \
+  "$(pf '[.problems[] | select(.verdict == "FAIL") | .check] | unique | join(",")' mtu)"
+eq "preflight mtu: the node its MTU problems blame" "node rdmanet-vm2's eth1 MTU 1000" \
+  "$(pf '[.problems[] | select(.check == "mtu") | .cause | capture("^(?<n>node [^ ]+ eth1 MTU [0-9]+)").n] | unique | join(",")' mtu)"
+ok "preflight names node 2's lowered MTU: $(pf '[.problems[] | select(.check == "mtu")][0].cause' mtu)"
+
+preflight delay "" "delay 200ms 20ms limit 10000" -- --count 50
+pf_names delay rtt
+ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
+
+preflight loss "" "loss 20%" --
+pf_names loss loss
+ok "preflight names the loss on node 2's port: $(pf '[.problems[] | select(.check == "loss")][0].message' loss)"
 
 # --- DRA mode on the same VM nodes: the chart upgraded to api: dra, with a rail rule that names a
 # port's rail after its leaf's rail ("rail0-leaf1" and "rail0-leaf2": two switches, one rail).

@@ -196,16 +196,24 @@ void judgePair(PairResult& r, const Expectations& e, const MtuExpectation& from,
                                                "the message (a node without a free device, an "
                                                "image that cannot be pulled, a NAD that fails)",
                                                name)});
-  } else if (!r.summary->failed_stage.empty()) {
-    const auto& s = *r.summary;
-    r.problems.push_back({.subject = name,
-                          .check = "probe",
-                          .message = fmt::format("the probe failed at \"{}\"{}{}", s.failed_stage,
-                                                 s.error.empty() ? "" : ": ", s.error),
-                          .cause = stageCause(s.failed_stage, r.pair)});
   } else {
-    judgeMeasures(*r.summary, r.pair, e, r.problems);
-    judgeMtu(*r.summary, r.pair, from, to, r.problems);
+    const auto& s = *r.summary;
+    if (!s.failed_stage.empty()) {
+      r.problems.push_back({.subject = name,
+                            .check = "probe",
+                            .message = fmt::format("the probe failed at \"{}\"{}{}", s.failed_stage,
+                                                   s.error.empty() ? "" : ": ", s.error),
+                            .cause = stageCause(s.failed_stage, r.pair)});
+    }
+    // A connection that broke under traffic (ping, write) measured the path until it broke:
+    // its round trips, MTU, traffic class and counters say why, so they are judged too (not its
+    // bandwidth: the write phase did not finish).
+    if (s.failed_stage.empty() || s.failed_stage == "ping" || s.failed_stage == "write") {
+      ProbeSummary measured = s;
+      if (!s.failed_stage.empty()) measured.gbps.reset();
+      judgeMeasures(measured, r.pair, e, r.problems);
+      judgeMtu(measured, r.pair, from, to, r.problems);
+    }
   }
   r.verdict = Verdict::kPass;
   for (const auto& p : r.problems) r.verdict = worse(r.verdict, p.verdict);

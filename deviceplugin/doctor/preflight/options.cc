@@ -40,7 +40,7 @@ struct Parsing {
   bool version = false;
 };
 
-CLI::Validator check(std::function<bool(const std::string&)> ok, std::string what) {
+CLI::Validator check(std::function<bool(const std::string&)> ok, const std::string& what) {
   return CLI::Validator(
       [ok = std::move(ok), what](const std::string& v) {
         return ok(v) ? std::string() : fmt::format("\"{}\" is not {}", v, what);

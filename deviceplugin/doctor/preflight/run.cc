@@ -24,7 +24,14 @@ constexpr std::chrono::seconds kGoneWithin{60};
 class Run {
  public:
   Run(const PreflightOptions& o, const PreflightSeams& s) : o_(o), s_(s) {}
-  ~Run() { cleanUp(); }
+  // The last chance to delete the run's pods; nothing may escape a destructor (a failure here
+  // is already in cleanup_errors_, or was an allocation failure).
+  ~Run() {
+    try {
+      cleanUp();
+    } catch (...) {
+    }
+  }
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 

@@ -125,6 +125,11 @@ Result<ProbeOptions> parseProbeArgs(const std::vector<std::string>& args) {
     return makeError(ErrorCode::kInvalidConfig,
                      "--gid-index is for --exchange tcp (rdma_cm picks the GID itself)");
   }
+  if (o.exchange != "tcp" && (o.wait_device_s > 0 || !o.interface.empty())) {
+    return makeError(ErrorCode::kInvalidConfig,
+                     "--wait-device and --interface are for --exchange tcp (rdma_cm finds the "
+                     "device from the address)");
+  }
   return o;
 }
 

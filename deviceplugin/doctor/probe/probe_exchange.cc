@@ -137,6 +137,18 @@ std::string localAddress(int fd) {
   return buf;
 }
 
+// DF on every datagram of `fd`, and no cached path MTU in the way (IP_PMTUDISC_PROBE): a
+// datagram above the interface's MTU fails to send, one above the path's is dropped on it.
+void setDontFragment(int fd, int family) {
+  if (family == AF_INET6) {
+    const int v = IPV6_PMTUDISC_PROBE;
+    (void)::setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v, sizeof(v));
+  } else {
+    const int v = IP_PMTUDISC_PROBE;
+    (void)::setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+  }
+}
+
 struct DeviceListDeleter {
   void operator()(ibv_device** l) const { ibv_free_device_list(l); }
 };
@@ -463,10 +475,7 @@ Result<std::unique_ptr<UdpEcho>> UdpEcho::start(const std::string& bind, int por
   Fd fd(::socket(ai.ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0) return sysError("socket");
   // Echoes go out with DF too: a reply larger than this end's path is dropped, not fragmented.
-  const int probe = ai.ai_family == AF_INET6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE;
-  (void)::setsockopt(fd.get(), ai.ai_family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP,
-                     ai.ai_family == AF_INET6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &probe,
-                     sizeof(probe));
+  setDontFragment(fd.get(), ai.ai_family);
   if (::bind(fd.get(), ai.ai_addr, ai.ai_addrlen) != 0) {
     return sysError(fmt::format("binding udp {}:{}", bind.empty() ? "*" : bind, port));
   }
@@ -504,9 +513,7 @@ void sweepPathMtu(const ProbeOptions& o, ProbeReport& r) {
   Fd fd(::socket(ai->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
   if (fd.get() < 0 || ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) != 0) return;
   const bool v6 = ai->ai_family == AF_INET6;
-  const int probe = v6 ? IPV6_PMTUDISC_PROBE : IP_PMTUDISC_PROBE;
-  (void)::setsockopt(fd.get(), v6 ? IPPROTO_IPV6 : IPPROTO_IP,
-                     v6 ? IPV6_MTU_DISCOVER : IP_MTU_DISCOVER, &probe, sizeof(probe));
+  setDontFragment(fd.get(), ai->ai_family);
   const int overhead = v6 ? 48 : 28;  // IP and UDP headers: sizes below are whole IP packets
   if (r.local_mtu == 0) r.local_mtu = interfaceMtu(interfaceOfAddress(localAddress(fd.get())));
   const int top = r.local_mtu > 0 ? r.local_mtu : 9000;

@@ -54,6 +54,22 @@ TEST(JudgeTest, AFailedProbeNamesTheStageAndError) {
   EXPECT_NE(judged(s).problems.at(0).cause.find("broke under traffic"), std::string::npos);
 }
 
+TEST(JudgeTest, AConnectionBrokenUnderTrafficIsStillJudgedOnWhatItMeasured) {
+  auto s = clean();
+  s.failed_stage = "write";
+  s.error = "write 1 of 100: no completion before the deadline";
+  s.gbps = 0;  // the write phase did not finish: no bandwidth verdict
+  s.rtt_p50_us = 200000;
+  s.path_mtu = 1000;
+  s.peer_mtu = 1000;
+  const auto r = judged(s, kNad1500, kNad1500, {.rtt_p99_max_us = 1e6, .rtt_p50_max_us = 1e5});
+  std::vector<std::string> checks;
+  for (const auto& p : r.problems) checks.push_back(p.check);
+  EXPECT_EQ(checks, (std::vector<std::string>{"probe", "rtt", "mtu"}));
+  s.failed_stage = "connect";  // never connected: nothing else was measured
+  EXPECT_EQ(judged(s).problems.size(), 1u);
+}
+
 TEST(JudgeTest, APairWithoutASummaryFailsWithItsReason) {
   PairResult r{.pair = {"vm1", "vm2"},
                .failure = "the probe server pod p on vm2 was not running: Pending"};
