@@ -23,10 +23,11 @@
 #     FAILs its rank ("fell back to TCP"), and each daemon exports the rank's eth1 bytes;
 #   - rails: each node's port hears a different leaf (lldpd on the switch side), and each pod's
 #     Allocate names its node's rail;
+#   - the cross-node pre-flight (`rdmanet-doctor preflight`): clean, and with faults on node 2;
 # and then in DRA mode (the chart upgraded to api: dra): each node's VFs published on rail rail0
 # (a rule over both leaves' names), one pod per node whose claim selects rail0 with its node's VF
-# as eth1, tagged on the switch, the same two jobs between them, the node's rail label, and a
-# claim for another rail pending.
+# as eth1, tagged on the switch, the all-reduce between them, the pre-flight, the node's rail
+# label, and a claim for another rail pending.
 # Figures: the VM accelerator, cluster up, both pods created to both Ready, the RDMA bandwidth,
 # the all-reduce's bus bandwidth.
 # shellcheck source=tests/cluster/lib.sh
@@ -303,7 +304,7 @@ preflight delay "" "delay 200ms 20ms limit 10000" -- --count 50
 pf_names delay rtt
 ok "preflight names the delay on node 2's port: $(pf '[.problems[] | select(.check == "rtt")][0].message' delay)"
 
-preflight loss "" "loss 20%" --
+preflight loss "" "loss 20%" -- --count 100
 pf_names loss loss
 ok "preflight names the loss on node 2's port: $(pf '[.problems[] | select(.check == "loss")][0].message' loss)"
 
@@ -380,7 +381,9 @@ tagged=$(grep -c 'vlan 100, p 3,' <<<"$frames" || true)
 eq "DRA pods' frames on the switch tagged VLAN 100 priority 3" "$total" "$tagged"
 roce_all_up
 mpi_job dra
-fallback_job dra
+# (The TCP fallback runs in device-plugin mode only: its signal, the daemon's pod counters from
+# the CNI's state, does not depend on the API mode, and CI's 90 minutes have no room for the
+# minute and a half it took here; it passed in DRA mode in every run of 2026-12-07.)
 for ((i = 1; i <= nodes; i++)); do roce_down "$i"; done
 preflight dra -- --claim-template rail0-vf
 eq "preflight in DRA mode (claims from rail0-vf): exit code" 0 "$pf_rc"
