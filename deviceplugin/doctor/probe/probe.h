@@ -111,6 +111,10 @@ struct ProbeReport {
 
 inline constexpr double kBandwidthThreshold = 0.9;
 
+// A client run's report before it runs: what the options ask for (peer, expected DSCP and
+// priority, requested TOS, count), the same for both exchanges.
+ProbeReport clientReport(const ProbeOptions& o);
+
 // p in [0,100], nearest rank; 0 for no samples.
 double percentile(std::vector<double> samples, double p);
 // Sets pass and problems: a failed stage, fewer RTTs than asked, a traffic class whose DSCP is

@@ -318,11 +318,7 @@ std::string serverInterface(const ProbeOptions& o) {
 }  // namespace
 
 ProbeReport runExchangeClient(const ProbeOptions& o) {
-  ProbeReport r{.peer = o.peer,
-                .expected_dscp = o.dscp,
-                .expected_priority = o.priority,
-                .requested_tos = o.effectiveTos(),
-                .count = o.count};
+  ProbeReport r = clientReport(o);
   const auto step = milliseconds(o.timeout_ms);
   // A server still waiting for its own device (--wait-device) refuses connections: try again
   // until this end's wait is over.

@@ -131,11 +131,7 @@ using probe::pingPong;
 using probe::writeBandwidth;
 
 ProbeReport runCmClient(const ProbeOptions& o) {
-  ProbeReport r{.peer = o.peer,
-                .expected_dscp = o.dscp,
-                .expected_priority = o.priority,
-                .requested_tos = o.effectiveTos(),
-                .count = o.count};
+  ProbeReport r = clientReport(o);
   const auto step = milliseconds(o.timeout_ms);
   auto ch = probe::makeChannel();
   if (!ch.ok()) return fail(r, "rdma_cm", ch.error()), r;

@@ -11,6 +11,14 @@
 
 namespace rdmanet::doctor {
 
+ProbeReport clientReport(const ProbeOptions& o) {
+  return ProbeReport{.peer = o.peer,
+                     .expected_dscp = o.dscp,
+                     .expected_priority = o.priority,
+                     .requested_tos = o.effectiveTos(),
+                     .count = o.count};
+}
+
 double percentile(std::vector<double> s, double p) {
   if (s.empty()) return 0;
   std::sort(s.begin(), s.end());

@@ -236,3 +236,21 @@ TEST(ProbeSummary, OneLineWithEveryFieldAndUnderFourKiB) {
 
 }  // namespace
 }  // namespace rdmanet::doctor
+
+namespace rdmanet::doctor {
+namespace {
+
+TEST(ProbeClientReport, CarriesWhatTheOptionsAskFor) {
+  auto o = parseProbeArgs({"10.0.0.2", "--dscp", "24", "--priority", "5", "--count", "7"});
+  ASSERT_TRUE(o.ok());
+  const ProbeReport r = clientReport(*o);
+  EXPECT_EQ(r.peer, "10.0.0.2");
+  EXPECT_EQ(r.expected_dscp, 24);
+  EXPECT_EQ(r.expected_priority, 5);
+  EXPECT_EQ(r.requested_tos, 96);
+  EXPECT_EQ(r.count, 7);
+  EXPECT_TRUE(r.failed_stage.empty());
+}
+
+}  // namespace
+}  // namespace rdmanet::doctor
