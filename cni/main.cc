@@ -5,13 +5,16 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "cni/conf/json_util.h"
 #include "cni/conf/limits.h"
 #include "cni/conf/node_config.h"
+#include "cni/conf/result_types.h"
 #include "cni/conf/version.h"
 #include "cni/plugin.h"
+#include "common/base/result.h"
 #include "common/net/libnl_netlink.h"
 
 namespace {
@@ -43,25 +46,25 @@ std::string envOr(const char* name, const char* fallback) {
   return (v != nullptr && *v != '\0') ? v : fallback;
 }
 
-}  // namespace
+// A failure before the library runs, as the CNI result the runtime parses (escaped: an error
+// message may carry any byte).
+int fail(const rdmanet::Error& e) {
+  using namespace rdmanet::cni;
+  const std::string out = dumpJson(errorToJson(e, std::string(kLatestVersion)));
+  std::fputs((out + "\n").c_str(), stdout);
+  return 1;
+}
 
-int main() {
+int run() {
   using namespace rdmanet;
   using namespace rdmanet::cni;
   const std::string input = readStdin();
   Logger log;
   auto host = LibnlNetlink::open();
-  if (!host.ok()) {
-    std::fputs(("{\"code\":101,\"msg\":\"" + host.error().msg + "\"}\n").c_str(), stdout);
-    return 1;
-  }
+  if (!host.ok()) return fail(host.error());
   const std::string state_dir = envOr("RDMANET_STATE_DIR", "/var/lib/cni/rdmanet");
   auto node = loadNodeConfig(state_dir);
-  if (!node.ok()) {
-    const std::string out = dumpJson(errorToJson(node.error(), std::string(kLatestVersion)));
-    std::fputs((out + "\n").c_str(), stdout);
-    return 1;
-  }
+  if (!node.ok()) return fail(node.error());
   SetnsRunner runner;
   const SteadyClock clock;
   ExecIpam ipam(clock, node->ipam_timeout);
@@ -78,4 +81,18 @@ int main() {
   std::fwrite(out.stdout_data.data(), 1, out.stdout_data.size(), stdout);
   std::fflush(stdout);
   return out.exit_code;
+}
+
+}  // namespace
+
+// The library reports failures as results; what escapes it (an allocation failure) is still a
+// CNI error on stdout, not an abort the runtime sees as a crash with no message.
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    return fail(rdmanet::makeError(rdmanet::ErrorCode::kInternal, e.what()));
+  } catch (...) {
+    return fail(rdmanet::makeError(rdmanet::ErrorCode::kInternal, "an unknown exception"));
+  }
 }

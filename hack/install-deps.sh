@@ -24,7 +24,8 @@ want_build=(
 # the fake kubelet's JSON events; strace kills the CNI plugin at each syscall in the crash test;
 # perftest and rdmacm-utils for RDMA traffic between pods in the VM and as the RDMA probe's
 # reference peers; ethtool to change igb's pause in the vm doctor test; mmdebstrap, podman and runc
-# build and run the container image, hack/image.sh; shellcheck and clang-tidy for the lint label;
+# build and run the container image, hack/image.sh; shellcheck and clang-tidy-22 for the lint
+# label (tests/lint/tidy.sh says why that version);
 # openssl for the throw-away CA of the Kubernetes client's TLS tests;
 # python3-prometheus-client parses /metrics as Prometheus would; prometheus for its promtool,
 # which checks and unit-tests the chart's alert rules and parses the dashboard's queries
@@ -41,7 +42,7 @@ want_test=(
   clang libclang-rt-14-dev hyperfine unzip graphviz
   jq curl ethtool perftest rdmacm-utils
   mmdebstrap podman runc
-  shellcheck clang-tidy openssl python3-prometheus-client prometheus nftables lldpd
+  shellcheck clang-tidy-22 openssl python3-prometheus-client prometheus nftables lldpd
   libopenmpi-dev
 )
 # QEMU 10 from bookworm-backports: the only Debian QEMU that emulates igb (SR-IOV) NICs.

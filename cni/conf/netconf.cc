@@ -92,7 +92,7 @@ Status parseModeKeys(const json& doc, NetConf& c) {
   if (mv_mode) c.macvlan_mode = *mv_mode;
   if (!mode || mode->empty()) return okStatus();
   if (auto m = enumOf<Mode>(kModes, *mode)) {
-    c.mode = *m;
+    c.mode = m;
   } else if (auto m = enumOf<MacvlanMode>(kMacvlanModes, *mode)) {
     // A reference-macvlan netconf: "mode" is the macvlan sub-mode.
     if (mv_mode && *m != c.macvlan_mode) {

@@ -58,7 +58,7 @@ std::optional<std::string> findInPath(const std::string& type,
   if (!isPlainFileName(type)) return std::nullopt;
   for (const auto& dir : path) {
     if (dir.empty() || dir.front() != '/') continue;  // relative CNI_PATH entries are ignored
-    const std::string candidate = fmt::format("{}/{}", dir, type);
+    std::string candidate = fmt::format("{}/{}", dir, type);
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0111) != 0) {
       return candidate;

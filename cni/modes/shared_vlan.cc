@@ -21,6 +21,7 @@ std::string sharedVlanName(const std::string& master, uint16_t vlan) {
 
 std::vector<std::pair<uint32_t, uint32_t>> egressMapTo(uint8_t pcp) {
   std::vector<std::pair<uint32_t, uint32_t>> m;
+  m.reserve(8);
   for (uint32_t prio = 0; prio < 8; ++prio) m.emplace_back(prio, pcp);
   return m;
 }

@@ -86,7 +86,7 @@ Result<std::optional<uint64_t>> LibnlNetlink::egressRate(int ifindex) {
       [&] { rate.reset(); },
       [&](const nlmsghdr& h, std::span<const uint8_t> p) -> Status {
         if (h.nlmsg_type != RTM_NEWQDISC) return okStatus();
-        if (auto r = parseRootTbfRate(p, link.ifindex)) rate = *r;
+        if (auto r = parseRootTbfRate(p, link.ifindex)) rate = r;
         return okStatus();
       },
       "dumping qdiscs"));

@@ -159,7 +159,7 @@ std::optional<uint64_t> parseRootTbfRate(std::span<const uint8_t> payload, int i
   const auto options = nlattr::find(*attrs, TCA_OPTIONS);
   if (!options) return std::nullopt;
   if (const auto rate64 = nlattr::find(options->payload, TCA_TBF_RATE64)) {
-    if (const auto v = rate64->as<uint64_t>()) return *v;
+    if (const auto v = rate64->as<uint64_t>()) return v;
   }
   const auto parms = nlattr::find(options->payload, TCA_TBF_PARMS);
   if (!parms) return std::nullopt;

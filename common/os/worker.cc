@@ -52,7 +52,8 @@ std::optional<Clock::time_point> Worker::Shared::runJob() {
     } else {
       (void)std::fprintf(stderr, "rdmanet: a background job threw: %s\n", what.c_str());
     }
-  } catch (...) {  // a reporter that throws in turn must not end the thread either
+  } catch (...) {  // NOLINT(bugprone-empty-catch): a reporter that throws in turn must not end
+                   // the thread either, and has no one left to report to
   }
   if (quit) return std::nullopt;  // the thread ends: no clock reads past this point
   return clock.now() + kRetryAfterThrow;

@@ -90,6 +90,7 @@ std::optional<double> parseRateGbps(std::string_view rate) {
   const auto sp = rate.find(" Gb/sec");
   if (sp == std::string_view::npos || sp == 0) return std::nullopt;
   double v = 0;
+  // NOLINTNEXTLINE(bugprone-suspicious-stringview-data-usage): from_chars reads [data, data+sp)
   auto [p, ec] = std::from_chars(rate.data(), rate.data() + sp, v);
   if (ec != std::errc() || p != rate.data() + sp) return std::nullopt;
   return v;

@@ -202,6 +202,7 @@ Result<ContainerAllocation> buildAllocation(const Pool& pool, const std::vector<
   if (std::string gdr = gdrLevel(devs); !gdr.empty()) out.envs["NCCL_NET_GDR_LEVEL"] = gdr;
   if (!out.mounts.empty()) {
     std::vector<std::string> dirs;
+    dirs.reserve(out.mounts.size());
     for (const Mount& m : out.mounts) dirs.push_back(m.container_path);
     out.envs[env + "_POD_INFO"] = joinIds(dirs);
   }

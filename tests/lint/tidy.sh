@@ -15,9 +15,27 @@ cd "$(dirname "$0")/../.."
   echo "tidy: no $build/compile_commands.json" >&2
   exit 1
 }
-# bugprone-easily-swappable-parameters flags every (int, int) signature; narrowing conversions
-# are -Wall's business. Both are noise for this code base.
-checks='-*,bugprone-*,performance-*,-bugprone-easily-swappable-parameters,-bugprone-narrowing-conversions'
+# clang-tidy 22 (Debian's clang-tidy-22): unlike Debian's default 14 it does not match its checks
+# inside system headers, which were three quarters of the time (gRPC, protobuf, JSON, fmt): the
+# whole tree takes a third as long (measured: one TU 16.7 s against 4.2 s).
+tidy=${CLANG_TIDY:-clang-tidy-22}
+command -v "$tidy" >/dev/null || {
+  echo "tidy: $tidy is missing (hack/install-deps.sh installs it)" >&2
+  exit 1
+}
+# Left out, as noise for this code base:
+#   bugprone-easily-swappable-parameters flags every (int, int) signature;
+#   bugprone-narrowing-conversions is -Wall's business;
+#   bugprone-invalid-enum-default-initialization flags every value-initialized libibverbs struct
+#     (ibv_qp_attr a{}: the C API's own idiom, its enums have no zero member);
+#   performance-enum-size asks for uint8_t enums;
+#   performance-avoid-endl: the probe's log lines are flushed on purpose (tests and pods read
+#     them while it runs).
+# bugprone-unchecked-optional-access (new since 14) is off for now: it names 30 places, most
+# behind a check it cannot follow (a validated option read again); each needs reading.
+checks='-*,bugprone-*,performance-*,-bugprone-easily-swappable-parameters'
+checks+=',-bugprone-narrowing-conversions,-bugprone-invalid-enum-default-initialization'
+checks+=',-performance-enum-size,-performance-avoid-endl,-bugprone-unchecked-optional-access'
 if (($#)); then
   files=("$@")
 else
@@ -37,7 +55,7 @@ start=$SECONDS
 # Two at a time (the machine has two cores); each file is independent, and one file per
 # clang-tidy keeps both busy to the end.
 if ! printf '%s\n' "${files[@]}" |
-  xargs -P "$(nproc)" -n 1 clang-tidy -p "$build" --quiet --checks="$checks" \
+  xargs -P "$(nproc)" -n 1 "$tidy" -p "$build" --quiet --checks="$checks" \
     --extra-arg=-Wno-unknown-warning-option \
     --warnings-as-errors='*' --header-filter="^$(pwd)/(cni|common|deviceplugin)/" \
     >"$build/tidy.log" 2>&1; then

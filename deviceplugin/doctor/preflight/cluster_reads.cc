@@ -89,7 +89,7 @@ Result<std::map<std::string, MtuExpectation>> expectedMtus(kube::KubeClient& c, 
 NodeHealth readNodeHealth(kube::KubeClient& c, const Clock& clock, const PreflightOptions& o,
                           const std::string& node) {
   NodeHealth h{.node = node};
-  const std::string ns = o.daemonNamespace();
+  const std::string& ns = o.daemonNamespace();
   auto pods = c.list(fmt::format("/api/v1/namespaces/{}/pods", ns),
                      {.label_selector = "app.kubernetes.io/component=node",
                       .field_selector = "spec.nodeName=" + node},

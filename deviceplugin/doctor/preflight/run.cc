@@ -29,7 +29,7 @@ class Run {
   ~Run() {
     try {
       cleanUp();
-    } catch (...) {
+    } catch (...) {  // NOLINT(bugprone-empty-catch): see above
     }
   }
   Run(const Run&) = delete;

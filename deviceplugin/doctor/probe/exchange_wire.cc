@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <charconv>
 #include <cstring>
 
 namespace rdmanet::doctor::exchange {
@@ -103,11 +103,14 @@ Result<PortGid> pickGid(const PortFacts& port, int want, const std::string& ipv4
 }
 
 std::string macToEui64Guid(const std::string& mac) {
+  // Exactly "xx:xx:xx:xx:xx:xx", two hex digits each (from_chars takes no sign, no 0x, no blank).
+  if (mac.size() != 17) return {};
   unsigned b[6];
-  char tail = 0;
-  if (mac.size() != 17 || std::sscanf(mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2],
-                                      &b[3], &b[4], &b[5], &tail) != 6) {
-    return {};
+  for (size_t i = 0; i < 6; ++i) {
+    const char* p = mac.data() + 3 * i;
+    if (i < 5 && p[2] != ':') return {};
+    const auto [end, ec] = std::from_chars(p, p + 2, b[i], 16);
+    if (ec != std::errc() || end != p + 2) return {};
   }
   return fmt::format("{:02x}{:02x}:{:02x}ff:fe{:02x}:{:02x}{:02x}", b[0] ^ 2u, b[1], b[2], b[3],
                      b[4], b[5]);

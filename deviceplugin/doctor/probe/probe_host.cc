@@ -5,6 +5,8 @@
 #include <ifaddrs.h>
 #include <netinet/in.h>
 
+#include <charconv>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -116,10 +118,12 @@ std::map<std::string, uint64_t> readHwCounters(const std::string& device, int po
       fs::path("/sys/class/infiniband") / device / "ports" / std::to_string(port) / "hw_counters";
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    try {
-      out[it->path().filename().string()] = std::stoull(firstLine(it->path()));
-    } catch (const std::exception&) {
-      // A counter that reads as no number (a write-only file) is left out.
+    // A counter that reads as no number (a write-only file) is left out.
+    const std::string line = firstLine(it->path());
+    uint64_t v = 0;
+    const auto [stop, bad] = std::from_chars(line.data(), line.data() + line.size(), v);
+    if (!line.empty() && bad == std::errc() && stop == line.data() + line.size()) {
+      out[it->path().filename().string()] = v;
     }
   }
   return out;
