@@ -4,7 +4,17 @@
 # Arguments go to ctest (e.g. -L unit).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where the time went: each phase's wall seconds, as it ends and again last (CI keeps only the
+# tail of a run, and a run it stops never reaches the last line).
+phases=()
+phase_start=$SECONDS
+phase_done() {
+  phases+=("$1 $((SECONDS - phase_start)) s")
+  echo "test.sh: $1 took $((SECONDS - phase_start)) s (at $SECONDS s)" >&2
+  phase_start=$SECONDS
+}
 hack/install-deps.sh
+phase_done deps
 build_dir=${BUILD_DIR:-build}
 mkdir -p "$build_dir"
 # The real cluster's upstream components (label cluster: Kubernetes, etcd, containerd, the CNI
@@ -24,8 +34,14 @@ stop_cluster_build() {
   kill -TERM -- "-$cluster_build" 2>/dev/null || true
   wait "$cluster_build" 2>/dev/null || true
 }
-trap stop_cluster_build EXIT
+on_exit() {
+  stop_cluster_build
+  local IFS=,
+  echo "test.sh: ${phases[*]}; total $SECONDS s" >&2
+}
+trap on_exit EXIT
 hack/build.sh
+phase_done build
 # Tests that boot the VM or time the kernel are RUN_SERIAL in their CMakeLists; the rest share
 # the two cores.
 run_ctest() { ctest --test-dir "$build_dir" --output-on-failure -j"$(nproc)" --timeout 900 "$@"; }
@@ -34,7 +50,10 @@ if (($# == 0)); then
   # cluster.build test would otherwise hold one of the two slots while it waits for it.
   rc=0
   run_ctest -LE cluster || rc=$?
+  phase_done tests
   run_ctest -L cluster || rc=$?
+  phase_done cluster
   exit "$rc"
 fi
-run_ctest "$@"
+run_ctest "$@" || exit
+phase_done tests
