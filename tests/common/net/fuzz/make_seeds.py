@@ -138,10 +138,16 @@ def rdma(out):
     dev = attr(1, struct.pack("=I", 0)) + attr(2, b"mlx5_0\0")  # DEV_INDEX, DEV_NAME
     write(out, "dev", dev + attr(3, struct.pack("=I", 1)) + attr(4, b"16.35.2000\0"))
     port = dev + attr(3, struct.pack("=I", 1))  # PORT_INDEX
-    write(out, "port", port + attr(80, struct.pack("=I", 4)) + attr(81, b"ens1f0np0\0"))
+    # NDEV_INDEX, NDEV_NAME (50, 51; 80 and 81 are the hw counters' table and entry)
+    write(out, "port", port + attr(50, struct.pack("=I", 4)) + attr(51, b"ens1f0np0\0"))
     write(out, "port-other-netns", port)
     write(out, "sys-shared", attr(66, b"\1"))  # RDMA_NLDEV_SYS_ATTR_NETNS_MODE
     write(out, "sys-exclusive", attr(66, b"\0"))
+    # RDMA_NLDEV_CMD_STAT_GET's reply: STAT_HWCOUNTERS (80), a nest of HWCOUNTER_ENTRY (81)
+    # nests, each a name (82) and a u64 value (83), as rxe and mlx5 answer.
+    entry = lambda name, v: nest(81, attr(82, name + b"\0"), attr(83, struct.pack("=Q", v)))
+    write(out, "stat", port + nest(80, entry(b"rcvd_pkts", 504), entry(b"sent_pkts", 6804),
+                                   entry(b"duplicate_request", 2), entry(b"out_of_sequence", 0)))
 
 
 def stats(out):
@@ -166,4 +172,5 @@ def main():
     stats(os.path.join(out, "ethtool_stats"))
 
 
-main()
+if __name__ == "__main__":
+    main()
