@@ -24,7 +24,10 @@ void carryTaintTimes(json& devices, const json& old_devices) {
   for (auto& d : devices) {
     if (!d.contains("taints")) continue;
     for (const auto& od : old_devices) {
-      if (!od.is_object() || od.value("name", "") != d["name"] || !od.contains("taints")) continue;
+      if (!od.is_object() || od.value("name", "") != d.value("name", "") ||
+          !od.contains("taints")) {
+        continue;
+      }
       for (auto& t : d["taints"]) {
         for (const auto& ot : od["taints"]) {
           if (ot.value("key", "") == t.value("key", "") &&
