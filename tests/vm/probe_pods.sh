@@ -10,7 +10,9 @@
 #   - a deliberately wrong TOS is reported as a DSCP mismatch, exit 1, and the capture shows
 #     DSCP 0 on its frames;
 #   - a dead peer (nobody listening on the port; a peer address with no route) fails with the stage
-#     and the CM's answer as evidence, within the time-outs, never hanging.
+#     and the CM's answer as evidence, within the time-outs, never hanging;
+#   - the server's RDMA device removed under it: the server exits, saying so, and the removal
+#     does not wait for it.
 #
 #   probe_pods.sh CNI_BIN DOCTOR
 set -u
@@ -24,13 +26,11 @@ roce_test_begin probe-test "$cni_bin" 3
 t_pass "two pods with VFs through rdmanet and Soft-RoCE ($ROCE_DEV_A <-> $ROCE_DEV_B)"
 
 j() { jq -r "$1" <<<"$out"; }
-# start_server: the probe's server on pod b's RDMA address, one client at a time.
-start_server() {
-  timeout 300 "$doctor" probe --listen --bind "$ROCE_IP_B" >>"$work/server.log" 2>&1 &
-  server=$!
-  vm_poll 30 grep -q 'listening on' "$work/server.log"
-}
-t_run "probe server listens on $ROCE_IP_B" start_server
+# The probe's server on pod b's RDMA address, one client at a time. Started here, not inside
+# t_run: that runs its command in a subshell, where $server would be lost to the EXIT trap.
+timeout 300 "$doctor" probe --listen --bind "$ROCE_IP_B" >>"$work/server.log" 2>&1 &
+server=$!
+t_run "probe server listens on $ROCE_IP_B" vm_poll 30 grep -q 'listening on' "$work/server.log"
 
 # --- a good run, captured on pod b's PF ----------------------------------------------------------
 ROCE_CAPTURE_V=1 roce_capture_start "$work/cap.txt" || t_fail "capture did not start"
@@ -107,4 +107,19 @@ echo "$out" | jq -c .failed
 t_eq "unroutable peer: exit 1" "$rc" 1
 t_match "unroutable peer: failed stage" 'resolve (address|route)|connect' "$(j .failed.stage)"
 t_run "unroutable peer: bounded ($SECONDS s)" test "$SECONDS" -lt 30
+
+# --- the server's device removed ----------------------------------------------------------------
+# The kernel's removal of an RDMA device waits until every rdma_cm id on it is destroyed: the
+# server lets go of its listener and exits, naming the removal, instead of holding `rdma link
+# del` (a driver unbind, a VF reset) until something kills it.
+SECONDS=0
+timeout 60 rdma link del "$ROCE_DEV_B"
+t_eq "removing the server's device: rdma link del" "$?" 0
+wait "$server"
+rc=$?
+server=
+t_eq "removing the server's device: the server's exit code" "$rc" 1
+t_match "removing the server's device: the server says why" \
+  "the RDMA device under $ROCE_IP_B:[0-9]+ was removed" "$(cat "$work/server.log")"
+t_run "removing the server's device: bounded ($SECONDS s)" test "$SECONDS" -lt 30
 t_done

@@ -287,6 +287,14 @@ Status runCmServer(const ProbeOptions& o, std::ostream& log) {
   while (true) {
     auto ev = probe::nextEvent(ch.get(), hours(24));
     if (!ev.ok()) continue;
+    // The device is going away (its driver unbound, a VF reset, `rdma link del`): the kernel
+    // waits for every rdma_cm id on it to be destroyed, so a listener that carried on would hold
+    // the removal until the process died. It ends here, and the caller's exit says why.
+    if (ev->type == RDMA_CM_EVENT_DEVICE_REMOVAL && ev->id == listener.get()) {
+      return makeError(ErrorCode::kDeviceNotFound,
+                       fmt::format("the RDMA device under {}:{} was removed",
+                                   o.bind.empty() ? "*" : o.bind, o.port));
+    }
     if (ev->type != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
     const std::string dev = ibv_get_device_name(ev->id->verbs->device);
     if (!o.device.empty() && dev != o.device) {
