@@ -186,12 +186,22 @@ roce_capture_frames() {
 
 # roce_capture_dscps FILE: the DSCP (the IPv4 TOS byte's upper six bits) of every RoCE v2 frame
 # in a -v capture, one per line; "none" for a frame without a tos field.
+# One awk for the whole capture: a sed per frame cost minutes in a TCG guest (an RDMA-write phase
+# is thousands of frames). mawk has no strtonum, hence hex(); the last "(tos" of a line counts.
 roce_capture_dscps() {
-  local tos
-  roce_capture_frames "$1" | grep '\.4791: UDP' | while IFS= read -r f; do
-    tos=$(sed -n 's/.*(tos \(0x[0-9a-f]*\).*/\1/p' <<<"$f")
-    if [[ -n $tos ]]; then echo $((tos >> 2)); else echo none; fi
-  done
+  roce_capture_frames "$1" | awk '
+    function hex(s, i, v) {
+      v = 0
+      for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+      return v
+    }
+    /\.4791: UDP/ {
+      rest = $0; tos = ""
+      while (match(rest, /\(tos 0x[0-9a-f]+/)) {
+        tos = substr(rest, RSTART + 7, RLENGTH - 7); rest = substr(rest, RSTART + RLENGTH)
+      }
+      if (tos != "") print int(hex(tos) / 4); else print "none"
+    }'
 }
 
 # roce_capture_stop: ends the capture and restores the neighbour entry.
