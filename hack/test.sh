@@ -36,8 +36,9 @@ stop_cluster_build() {
 }
 on_exit() {
   stop_cluster_build
-  local IFS=,
-  echo "test.sh: ${phases[*]}; total $SECONDS s" >&2
+  local list
+  printf -v list '%s, ' "${phases[@]}"
+  echo "test.sh: ${list%, }; total $SECONDS s" >&2
 }
 trap on_exit EXIT
 hack/build.sh
